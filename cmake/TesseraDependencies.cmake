@@ -1,0 +1,36 @@
+# Finds the optional dependencies. Each TESSERA_ENABLE_X is ON, OFF or AUTO; the result is
+# TESSERA_HAVE_X.
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+find_package(PkgConfig QUIET)
+
+macro(tessera_resolve name found)
+  if(TESSERA_ENABLE_${name} STREQUAL "OFF")
+    set(TESSERA_HAVE_${name} OFF)
+  elseif(${found})
+    set(TESSERA_HAVE_${name} ON)
+  elseif(TESSERA_ENABLE_${name} STREQUAL "AUTO")
+    set(TESSERA_HAVE_${name} OFF)
+  else()
+    message(FATAL_ERROR "TESSERA_ENABLE_${name}=${TESSERA_ENABLE_${name}} but it was not found")
+  endif()
+endmacro()
+
+if(NOT TESSERA_ENABLE_MPI STREQUAL "OFF")
+  find_package(MPI COMPONENTS C QUIET)
+endif()
+tessera_resolve(MPI MPI_C_FOUND)
+
+set(_tessera_fabric_found OFF)
+if(NOT TESSERA_ENABLE_FABRIC STREQUAL "OFF" AND PkgConfig_FOUND)
+  pkg_check_modules(LIBFABRIC QUIET IMPORTED_TARGET libfabric)
+  set(_tessera_fabric_found ${LIBFABRIC_FOUND})
+endif()
+tessera_resolve(FABRIC _tessera_fabric_found)
+
+set(_tessera_hwloc_found OFF)
+if(NOT TESSERA_ENABLE_HWLOC STREQUAL "OFF" AND PkgConfig_FOUND)
+  pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc)
+  set(_tessera_hwloc_found ${HWLOC_FOUND})
+endif()
+tessera_resolve(HWLOC _tessera_hwloc_found)

@@ -1,0 +1,60 @@
+// Context: everything a kernel needs to address the symmetric heap of every PE. A plain struct,
+// passed to kernels by value; it points at tables owned by the Runtime, so it stays valid until
+// that Runtime is finalized.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/device/platform.hpp"
+
+namespace tessera::device {
+
+// Bits of Context::flags.
+enum ContextFlags : std::uint32_t {
+  kCheckedMode = 1u << 0,  // TESSERA_CHECK=1: validate PEs, pointers and scopes on every call
+};
+
+struct Context {
+  int my_pe;                 // this PE's index in the world team
+  int n_pes;                 // number of PEs in the world team
+  char* const* peer_base;    // n_pes heap bases as mapped here; null where a peer is not mapped
+  std::size_t heap_size;     // bytes of every PE's heap (the same on all)
+  std::uint64_t timeout_ns;  // bound of every wait; 0 waits forever (TESSERA_TIMEOUT)
+  std::uint32_t flags;       // ContextFlags
+
+  TESSERA_HOST_DEVICE char* local_base() const { return peer_base[my_pe]; }
+  TESSERA_HOST_DEVICE bool checked() const { return (flags & kCheckedMode) != 0; }
+
+  // True when [p, p + bytes) lies inside this PE's heap.
+  TESSERA_HOST_DEVICE bool in_heap(const void* p, std::size_t bytes = 1) const {
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto b = reinterpret_cast<std::uintptr_t>(local_base());
+    return a >= b && bytes <= heap_size && a - b <= heap_size - bytes;
+  }
+
+  // Offset of a local heap pointer from the start of the heap (same on every PE).
+  TESSERA_HOST_DEVICE std::size_t heap_offset(const void* p) const {
+    return static_cast<std::size_t>(static_cast<const char*>(p) - local_base());
+  }
+
+  // True when `pe`'s heap is load/store reachable from here (self, or mapped).
+  TESSERA_HOST_DEVICE bool is_mapped(int pe) const {
+    return pe >= 0 && pe < n_pes && peer_base[pe] != nullptr;
+  }
+
+  // The address on `pe` of the object at `local` in this PE's heap: base[pe] + (local -
+  // base[me]). Null when `pe`'s heap is not mapped here (another node: use the proxy).
+  template <class T>
+  TESSERA_HOST_DEVICE T* ptr(T* local, int pe) const {
+    char* base = peer_base[pe];
+    if (base == nullptr) return nullptr;
+    auto offset = reinterpret_cast<const char*>(local) - local_base();
+    return reinterpret_cast<T*>(base + offset);
+  }
+};
+
+static_assert(std::is_trivially_copyable_v<Context>, "Context is passed to kernels by value");
+
+}  // namespace tessera::device

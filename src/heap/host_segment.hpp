@@ -1,0 +1,52 @@
+// Host-backend heap memory: an anonymous memfd per PE, mapped shared by every PE of its node.
+// memfds have no name in any filesystem, so nothing is left behind when the processes end.
+#pragma once
+
+#include <cstddef>
+
+namespace tessera::detail {
+
+// An owned mmap of `bytes` bytes; unmapped on destruction.
+class Mapping {
+ public:
+  Mapping() = default;
+  Mapping(char* base, std::size_t bytes) : base_(base), bytes_(bytes) {}
+  Mapping(Mapping&& o) noexcept;
+  Mapping& operator=(Mapping&& o) noexcept;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping();
+
+  char* base() const { return base_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  char* base_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// An owned file descriptor; closed on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept;
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Creates this PE's heap: a memfd of `bytes` (sparse; pages appear on first touch).
+Fd create_heap_memfd(std::size_t bytes, int pe);
+
+// Maps `bytes` of `fd` read/write and shared. Throws Error(backend) naming `pe` on failure.
+Mapping map_heap(int fd, std::size_t bytes, int pe, int owner_pe);
+
+}  // namespace tessera::detail

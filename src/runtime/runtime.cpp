@@ -1,0 +1,464 @@
+#include "tessera/runtime.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <sstream>
+
+#include "heap/fd_exchange.hpp"
+#include "runtime/runtime_impl.hpp"
+
+namespace tessera {
+namespace detail {
+namespace {
+
+const char* env(const char* name) {
+  const char* value = std::getenv(name);
+  return (value != nullptr && *value != '\0') ? value : nullptr;
+}
+
+std::shared_ptr<Bootstrap> select_bootstrap(const Options& o) {
+  if (o.bootstrap) return o.bootstrap;
+  BootstrapKind kind = o.bootstrap_kind;
+  const char* mpi_size = env("OMPI_COMM_WORLD_SIZE");
+  if (mpi_size == nullptr) mpi_size = env("PMI_SIZE");
+  if (mpi_size == nullptr) mpi_size = env("PMIX_SIZE");
+  if (kind == BootstrapKind::automatic) {
+    if (mpi_size != nullptr || env("PMIX_RANK") != nullptr) {
+      kind = BootstrapKind::mpi;
+      if (!mpi_bootstrap_available() && mpi_size != nullptr && std::string(mpi_size) == "1")
+        kind = BootstrapKind::single;
+    } else if (env("TESSERA_UNIQUE_ID") != nullptr ||
+               (env("RANK") != nullptr && env("WORLD_SIZE") != nullptr &&
+                env("MASTER_ADDR") != nullptr)) {
+      kind = BootstrapKind::tcp;
+    } else {
+      kind = BootstrapKind::single;
+    }
+  }
+  switch (kind) {
+    case BootstrapKind::mpi:
+      return make_mpi_bootstrap(nullptr, o.timeout);
+    case BootstrapKind::tcp:
+      return make_tcp_bootstrap_from_env(o.timeout);
+    case BootstrapKind::single:
+      return make_threads_bootstrap(make_threads_group(1), 0, o.timeout);
+    case BootstrapKind::threads:
+      throw Error(ErrorCode::invalid_argument, -1,
+                  "the threads bootstrap needs Options::bootstrap from make_threads_bootstrap");
+    case BootstrapKind::automatic:
+      break;
+  }
+  throw Error(ErrorCode::internal, -1, "no bootstrap selected");
+}
+
+std::string host_node_id(const Options& o) {
+  if (!o.node_id.empty()) return o.node_id;
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+// What each PE tells the others at init.
+struct PeInfo {
+  char node_id[240];
+  std::uint64_t heap_size;
+  std::uint32_t backend;
+  std::uint32_t checked;
+};
+
+// "0,2-4,7" for a sorted list of PEs.
+std::string pe_list(const std::vector<int>& pes) {
+  std::string out;
+  for (std::size_t i = 0; i < pes.size();) {
+    std::size_t j = i;
+    while (j + 1 < pes.size() && pes[j + 1] == pes[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(pes[i]);
+    if (j > i) out += "-" + std::to_string(pes[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// Groups PEs by the value they reported: "PEs 0,2-3 passed X; PE 1 passed Y".
+template <class T, class Describe>
+std::string describe_disagreement(const std::vector<T>& values, Describe describe) {
+  std::map<T, std::vector<int>> groups;
+  for (std::size_t pe = 0; pe < values.size(); ++pe)
+    groups[values[pe]].push_back(static_cast<int>(pe));
+  std::string out;
+  for (const auto& [value, pes] : groups) {
+    if (!out.empty()) out += "; ";
+    out += (pes.size() == 1 ? "PE " : "PEs ") + pe_list(pes) + " " + describe(value);
+  }
+  return out;
+}
+
+std::string hex(const void* p) {
+  std::ostringstream s;
+  s << p;
+  return s.str();
+}
+
+}  // namespace
+
+RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
+  if (options_.heap_size == 0) {
+    throw Error(ErrorCode::invalid_argument, -1, "heap size must be positive");
+  }
+  if (options_.backend == Backend::cuda || options_.backend == Backend::hip) {
+    throw Error(ErrorCode::backend, -1,
+                std::string("backend '") + to_string(options_.backend) +
+                    "' was asked for, but this build of Tessera has only the host backend");
+  }
+  backend_ = Backend::host;
+  bootstrap_ = select_bootstrap(options_);
+  pe_ = bootstrap_->rank();
+  n_pes_ = bootstrap_->size();
+  log_ = Logger(options_.log_level, pe_);
+
+  // Learn every PE's node and heap size; all must agree on the size.
+  const std::string node_id = host_node_id(options_);
+  if (node_id.size() >= sizeof(PeInfo::node_id)) {
+    fail(ErrorCode::invalid_argument, "node id '" + node_id + "' is longer than " +
+                                          std::to_string(sizeof(PeInfo::node_id) - 1) + " bytes");
+  }
+  std::vector<PeInfo> infos(static_cast<std::size_t>(n_pes_));
+  PeInfo& mine = infos[static_cast<std::size_t>(pe_)];
+  std::memset(&mine, 0, sizeof(mine));
+  std::memcpy(mine.node_id, node_id.c_str(), node_id.size());
+  mine.heap_size = options_.heap_size;
+  mine.backend = static_cast<std::uint32_t>(backend_);
+  mine.checked = options_.checked ? 1 : 0;
+  bootstrap_->allgather(infos.data(), sizeof(PeInfo));
+  std::vector<std::uint64_t> sizes;
+  for (const auto& info : infos) sizes.push_back(info.heap_size);
+  if (std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) != sizes.end()) {
+    fail(ErrorCode::invalid_argument, "PEs disagree on the heap size (TESSERA_HEAP_SIZE): " +
+                                          describe_disagreement(sizes, [](std::uint64_t v) {
+                                            return "asked for " + std::to_string(v) + " bytes";
+                                          }));
+  }
+
+  // Nodes are numbered in order of their first PE.
+  node_of_pe_.resize(static_cast<std::size_t>(n_pes_));
+  std::vector<int> node_pes;
+  for (int p = 0; p < n_pes_; ++p) {
+    std::string name(infos[static_cast<std::size_t>(p)].node_id);
+    auto it = std::find(node_names_.begin(), node_names_.end(), name);
+    if (it == node_names_.end()) it = node_names_.insert(node_names_.end(), name);
+    node_of_pe_[static_cast<std::size_t>(p)] = static_cast<int>(it - node_names_.begin());
+  }
+  node_ = node_of_pe_[static_cast<std::size_t>(pe_)];
+  for (int p = 0; p < n_pes_; ++p) {
+    if (node_of_pe_[static_cast<std::size_t>(p)] == node_) {
+      if (p == pe_) node_pe_ = static_cast<int>(node_pes.size());
+      node_pes.push_back(p);
+    }
+  }
+  node_size_ = static_cast<int>(node_pes.size());
+
+  // Build the heap and map the node's peers.
+  heap_fd_ = create_heap_memfd(options_.heap_size, pe_);
+  peer_base_.assign(static_cast<std::size_t>(n_pes_), nullptr);
+  mappings_.push_back(map_heap(heap_fd_.get(), options_.heap_size, pe_, pe_));
+  peer_base_[static_cast<std::size_t>(pe_)] = mappings_.back().base();
+  std::vector<Fd> peer_fds =
+      exchange_node_fds(*bootstrap_, node_pes, heap_fd_.get(), options_.timeout);
+  for (std::size_t i = 0; i < node_pes.size(); ++i) {
+    if (!peer_fds[i]) continue;
+    mappings_.push_back(map_heap(peer_fds[i].get(), options_.heap_size, pe_, node_pes[i]));
+    peer_base_[static_cast<std::size_t>(node_pes[i])] = mappings_.back().base();
+  }
+  allocator_ = Allocator(0, options_.heap_size);
+  bootstrap_->barrier();
+  TESSERA_LOG(log_, info,
+              "init: " << n_pes_ << " PEs, bootstrap " << bootstrap_->name() << ", node '"
+                       << node_id << "' (" << node_size_ << " PEs here, node PE " << node_pe_
+                       << "), heap " << options_.heap_size << " bytes at " << hex(base()));
+}
+
+RuntimeImpl::~RuntimeImpl() {
+  try {
+    finalize();
+  } catch (const Error& e) {
+    TESSERA_LOG(log_, warn, "finalize in destructor failed: " << e.message());
+  }
+}
+
+void RuntimeImpl::finalize(bool collective) {
+  if (finalized_) return;
+  finalized_ = true;
+  // Peers may still be reading this heap until they too reach finalize.
+  try {
+    if (collective) bootstrap_->barrier();
+  } catch (...) {
+    mappings_.clear();
+    peer_base_.assign(peer_base_.size(), nullptr);
+    bootstrap_.reset();
+    throw;
+  }
+  mappings_.clear();
+  heap_fd_ = Fd();
+  std::fill(peer_base_.begin(), peer_base_.end(), nullptr);
+  bootstrap_.reset();
+  TESSERA_LOG(log_, info, "finalized");
+}
+
+void RuntimeImpl::fail(ErrorCode code, const std::string& message) const {
+  throw Error(code, pe_, message);
+}
+
+void RuntimeImpl::check_collective(CollectiveKind kind, const char* what, std::uint64_t a,
+                                   std::uint64_t b, const char* a_name, const char* b_name) {
+  struct Call {
+    std::uint64_t seq, kind, a, b;
+    auto operator<=>(const Call&) const = default;
+  };
+  std::vector<Call> calls(static_cast<std::size_t>(n_pes_));
+  const std::uint64_t seq = ++collective_seq_;
+  calls[static_cast<std::size_t>(pe_)] = {seq, static_cast<std::uint64_t>(kind), a, b};
+  bootstrap_->allgather(calls.data(), sizeof(Call));
+  const bool same =
+      std::all_of(calls.begin(), calls.end(), [&](const Call& c) { return c == calls.front(); });
+  if (same) return;
+  auto describe = [&](const Call& c) {
+    static constexpr const char* kNames[] = {"?", "malloc", "free", "calloc"};
+    const char* name = c.kind < 4 ? kNames[c.kind] : "?";
+    return std::string("called ") + name + " #" + std::to_string(c.seq) + " with " + a_name + "=" +
+           std::to_string(c.a) + ", " + b_name + "=" + std::to_string(c.b);
+  };
+  fail(ErrorCode::invalid_argument, std::string(what) + ": PEs made different collective calls: " +
+                                        describe_disagreement(calls, describe));
+}
+
+void* RuntimeImpl::malloc(std::size_t bytes, std::size_t align, CollectiveKind kind) {
+  if (finalized_) fail(ErrorCode::invalid_argument, "malloc after finalize");
+  const char* what = kind == CollectiveKind::calloc ? "calloc" : "malloc";
+  check_collective(kind, what, bytes, align, "bytes", "align");
+  if (align == 0 || (align & (align - 1)) != 0) {
+    fail(ErrorCode::invalid_argument,
+         std::string(what) + ": alignment must be a power of two, got " + std::to_string(align));
+  }
+  if (bytes == 0) return nullptr;
+  std::optional<std::size_t> offset;
+  {
+    std::lock_guard lock(alloc_mu_);
+    offset = allocator_.allocate(bytes, align);
+  }
+  if (!offset) {
+    fail(ErrorCode::out_of_memory,
+         std::string(what) + ": symmetric heap exhausted: requested " + std::to_string(bytes) +
+             " bytes (align " + std::to_string(align) + "), free " +
+             std::to_string(allocator_.free_bytes()) + " bytes, largest free block " +
+             std::to_string(allocator_.largest_free()) + " bytes of a " +
+             std::to_string(options_.heap_size) +
+             "-byte heap; raise TESSERA_HEAP_SIZE or free blocks");
+  }
+  TESSERA_LOG(log_, trace, what << "(" << bytes << ", " << align << ") -> offset " << *offset);
+  return base() + *offset;
+}
+
+void RuntimeImpl::free(void* ptr) {
+  if (ptr == nullptr) return;
+  if (finalized_) return;  // the whole heap is gone already
+  const bool inside = in_heap(ptr, 1);
+  const std::uint64_t offset = inside ? heap_offset(ptr) : ~std::uint64_t{0};
+  check_collective(CollectiveKind::free, "free", offset, 0, "offset", "unused");
+  if (!inside) {
+    fail(ErrorCode::invalid_argument, "free: pointer " + hex(ptr) +
+                                          " is not in the symmetric heap [" + hex(base()) + ", +" +
+                                          std::to_string(options_.heap_size) + ")");
+  }
+  bool released;
+  {
+    std::lock_guard lock(alloc_mu_);
+    released = allocator_.release(offset);
+  }
+  if (!released) {
+    fail(ErrorCode::invalid_argument,
+         "free: heap offset " + std::to_string(offset) +
+             " is not the start of a live block (double free, or a pointer into a block)");
+  }
+  TESSERA_LOG(log_, trace, "free(offset " << offset << ")");
+}
+
+bool RuntimeImpl::in_heap(const void* p, std::size_t bytes) const {
+  if (finalized_) return false;
+  auto a = reinterpret_cast<std::uintptr_t>(p);
+  auto b = reinterpret_cast<std::uintptr_t>(base());
+  return a >= b && bytes <= options_.heap_size && a - b <= options_.heap_size - bytes;
+}
+
+void RuntimeImpl::check_heap_range(const void* p, std::size_t bytes, const char* what) const {
+  if (in_heap(p, bytes)) return;
+  std::string where = "pointer " + hex(p);
+  if (in_heap(p, 1)) where += " (heap offset " + std::to_string(heap_offset(p)) + ")";
+  fail(ErrorCode::invalid_argument, std::string(what) + ": " + where + " + " +
+                                        std::to_string(bytes) +
+                                        " bytes is not inside the symmetric heap [" + hex(base()) +
+                                        ", +" + std::to_string(options_.heap_size) + ")");
+}
+
+char* RuntimeImpl::peer_address(int pe, std::size_t offset, const char* what) const {
+  if (finalized_) fail(ErrorCode::invalid_argument, std::string(what) + " after finalize");
+  if (pe < 0 || pe >= n_pes_) {
+    fail(ErrorCode::invalid_argument, std::string(what) + ": PE " + std::to_string(pe) +
+                                          " is outside [0, " + std::to_string(n_pes_) + ")");
+  }
+  char* peer = peer_base_[static_cast<std::size_t>(pe)];
+  if (peer == nullptr) {
+    fail(ErrorCode::transport,
+         std::string(what) + ": PE " + std::to_string(pe) + " is on node '" +
+             node_names_[static_cast<std::size_t>(node_of_pe_[static_cast<std::size_t>(pe)])] +
+             "' and this PE on node '" + node_names_[static_cast<std::size_t>(node_)] +
+             "'; its heap is not mapped here and reaching it needs the network transport");
+  }
+  return peer + offset;
+}
+
+void symmetric_free(RuntimeImpl& rt, void* ptr) {
+  // Called from destructors: while an exception unwinds, peers may never reach the matching
+  // free, so the block is left to the heap's teardown instead of risking a hang.
+  if (rt.finalized() || std::uncaught_exceptions() > 0) return;
+  try {
+    rt.free(ptr);
+  } catch (const Error& e) {
+    TESSERA_LOG(rt.log_, warn, "freeing a Symmetric<T> failed: " << e.message());
+  }
+}
+
+}  // namespace detail
+
+Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {}
+Runtime::Runtime(Runtime&&) noexcept = default;
+Runtime& Runtime::operator=(Runtime&& o) noexcept {
+  if (this != &o) {
+    if (impl_) {
+      try {
+        impl_->finalize();
+      } catch (...) {  // a move-assignment cannot throw; the destructor path logs it
+      }
+    }
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+Runtime::~Runtime() {
+  if (impl_) {
+    try {
+      impl_->finalize(std::uncaught_exceptions() == 0);
+    } catch (const Error& e) {
+      TESSERA_LOG(impl_->log_, warn, "finalize in ~Runtime failed: " << e.message());
+    }
+  }
+}
+
+Runtime Runtime::init(const Options& options) {
+  return Runtime(std::make_shared<detail::RuntimeImpl>(options));
+}
+
+void Runtime::finalize() {
+  if (!impl_) return;
+  auto impl = std::move(impl_);
+  impl->finalize();
+}
+
+detail::RuntimeImpl& Runtime::impl() const {
+  if (!impl_) throw Error(ErrorCode::invalid_argument, -1, "the Runtime is not initialized");
+  return *impl_;
+}
+
+int Runtime::pe() const { return impl().pe_; }
+int Runtime::n_pes() const { return impl().n_pes_; }
+int Runtime::node_pe() const { return impl().node_pe_; }
+int Runtime::node_size() const { return impl().node_size_; }
+int Runtime::node() const { return impl().node_; }
+Backend Runtime::backend() const { return impl().backend_; }
+const Options& Runtime::options() const { return impl().options_; }
+Bootstrap& Runtime::bootstrap() { return *impl().bootstrap_; }
+
+void Runtime::barrier() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  impl().bootstrap_->barrier();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+device::Context Runtime::device_context() const {
+  const auto& rt = impl();
+  device::Context ctx{};
+  ctx.my_pe = rt.pe_;
+  ctx.n_pes = rt.n_pes_;
+  ctx.peer_base = rt.peer_base_.data();
+  ctx.heap_size = rt.options_.heap_size;
+  ctx.timeout_ns = static_cast<std::uint64_t>(rt.options_.timeout.count()) * 1000000ull;
+  ctx.flags = rt.options_.checked ? device::kCheckedMode : 0u;
+  return ctx;
+}
+
+std::size_t Runtime::heap_size() const { return impl().options_.heap_size; }
+
+void* Runtime::malloc(std::size_t bytes, std::size_t align) {
+  return impl().malloc(bytes, align, detail::CollectiveKind::malloc);
+}
+
+void* Runtime::calloc(std::size_t count, std::size_t size, std::size_t align) {
+  if (size != 0 && count > ~std::size_t{0} / size) {
+    impl().fail(ErrorCode::invalid_argument, "calloc: " + std::to_string(count) + " x " +
+                                                 std::to_string(size) + " bytes overflows");
+  }
+  void* p = impl().malloc(count * size, align, detail::CollectiveKind::calloc);
+  if (p != nullptr) std::memset(p, 0, count * size);
+  barrier();  // no peer writes into the block before this PE has zeroed it
+  return p;
+}
+
+void Runtime::free(void* ptr) { impl().free(ptr); }
+
+std::size_t Runtime::heap_free_bytes() const { return impl().allocator_.free_bytes(); }
+std::size_t Runtime::heap_largest_free() const { return impl().allocator_.largest_free(); }
+
+void* Runtime::heap_base() const { return impl().base(); }
+
+std::size_t Runtime::heap_offset(const void* ptr) const {
+  auto& rt = impl();
+  rt.check_heap_range(ptr, 1, "heap_offset");
+  return rt.heap_offset(ptr);
+}
+
+bool Runtime::in_heap(const void* ptr, std::size_t bytes) const {
+  return impl().in_heap(ptr, bytes);
+}
+
+void* Runtime::ptr(const void* local, int pe) const {
+  auto& rt = impl();
+  rt.check_heap_range(local, 1, "ptr");
+  if (pe < 0 || pe >= rt.n_pes_) {
+    rt.fail(ErrorCode::invalid_argument,
+            "ptr: PE " + std::to_string(pe) + " is outside [0, " + std::to_string(rt.n_pes_) + ")");
+  }
+  char* peer = rt.peer_base_[static_cast<std::size_t>(pe)];
+  return peer == nullptr ? nullptr : peer + rt.heap_offset(local);
+}
+
+void Runtime::put(void* dst, const void* src, std::size_t bytes, int pe) {
+  auto& rt = impl();
+  rt.check_heap_range(dst, bytes, "put destination");
+  char* remote = rt.peer_address(pe, rt.heap_offset(dst), "put");
+  if (bytes > 0) std::memcpy(remote, src, bytes);
+}
+
+void Runtime::get(void* dst, const void* src, std::size_t bytes, int pe) {
+  auto& rt = impl();
+  rt.check_heap_range(src, bytes, "get source");
+  const char* remote = rt.peer_address(pe, rt.heap_offset(src), "get");
+  if (bytes > 0) std::memcpy(dst, remote, bytes);
+}
+
+}  // namespace tessera

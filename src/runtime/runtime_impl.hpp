@@ -1,0 +1,73 @@
+// The state behind a Runtime. Internal: shared by the host library's translation units.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "heap/allocator.hpp"
+#include "heap/host_segment.hpp"
+#include "runtime/log.hpp"
+#include "tessera/runtime.hpp"
+
+namespace tessera::detail {
+
+// Kinds of collective calls, carried with a sequence number so PEs that call different
+// collectives, or the same one with different arguments, are told so instead of hanging.
+enum class CollectiveKind : std::uint32_t { malloc = 1, free = 2, calloc = 3 };
+
+class RuntimeImpl {
+ public:
+  explicit RuntimeImpl(const Options& options);
+  ~RuntimeImpl();
+  RuntimeImpl(const RuntimeImpl&) = delete;
+  RuntimeImpl& operator=(const RuntimeImpl&) = delete;
+
+  // Collective unless `collective` is false (teardown while an exception unwinds: peers are
+  // not waited for, they see this PE leave).
+  void finalize(bool collective = true);
+  bool finalized() const { return finalized_; }
+
+  // Every PE calls this with its arguments; throws Error(invalid_argument) on every PE, naming
+  // the PEs that disagree, when the kinds or arguments differ.
+  void check_collective(CollectiveKind kind, const char* what, std::uint64_t a, std::uint64_t b,
+                        const char* a_name, const char* b_name);
+
+  void* malloc(std::size_t bytes, std::size_t align, CollectiveKind kind);
+  void free(void* ptr);
+
+  bool in_heap(const void* p, std::size_t bytes) const;
+  std::size_t heap_offset(const void* p) const {
+    return static_cast<std::size_t>(static_cast<const char*>(p) - base());
+  }
+  char* base() const { return peer_base_[static_cast<std::size_t>(pe_)]; }
+  // Address of `offset` on `pe`: throws Error(invalid_argument) for a PE outside the job,
+  // Error(transport) when the PE's heap is not mapped here.
+  char* peer_address(int pe, std::size_t offset, const char* what) const;
+  void check_heap_range(const void* p, std::size_t bytes, const char* what) const;
+  [[noreturn]] void fail(ErrorCode code, const std::string& message) const;
+
+  Options options_;
+  std::shared_ptr<Bootstrap> bootstrap_;
+  Logger log_;
+  int pe_ = 0;
+  int n_pes_ = 1;
+  int node_ = 0;
+  int node_pe_ = 0;
+  int node_size_ = 1;
+  std::vector<int> node_of_pe_;
+  std::vector<std::string> node_names_;
+  Backend backend_ = Backend::host;
+
+  Fd heap_fd_;
+  std::vector<Mapping> mappings_;  // own heap and every mapped peer heap
+  std::vector<char*> peer_base_;   // per PE; null where not mapped
+  std::mutex alloc_mu_;            // the allocator is per PE, but guard against misuse
+  Allocator allocator_{0, 0};
+  std::uint64_t collective_seq_ = 0;
+  bool finalized_ = false;
+};
+
+}  // namespace tessera::detail
