@@ -120,7 +120,7 @@ std::vector<Fd> exchange_node_fds(Bootstrap& boot, const std::vector<int>& node_
   const std::string dir(&paths[static_cast<std::size_t>(node_pes.front()) * kPathBytes]);
   cleanup.dir = dir;
   Fd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!listener) fail(me, "socket");
+  if (!listener.valid()) fail(me, "socket");
   const sockaddr_un my_addr = socket_address(dir, me, me);
   if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&my_addr), sizeof(my_addr)) != 0)
     fail(me, std::string("bind ") + my_addr.sun_path);
@@ -133,7 +133,7 @@ std::vector<Fd> exchange_node_fds(Bootstrap& boot, const std::vector<int>& node_
   for (int peer : node_pes) {
     if (peer == me) continue;
     Fd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!sock) fail(me, "socket");
+    if (!sock.valid()) fail(me, "socket");
     const sockaddr_un addr = socket_address(dir, me, peer);
     int rc;
     do {
@@ -163,11 +163,11 @@ std::vector<Fd> exchange_node_fds(Bootstrap& boot, const std::vector<int>& node_
                       std::to_string(timeout.count()) + " ms");
     }
     Fd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!conn) fail(me, "accept");
+    if (!conn.valid()) fail(me, "accept");
     auto [rank, fd] = recv_fd(conn.get(), me);
     auto it = std::find(node_pes.begin(), node_pes.end(), rank);
     if (it == node_pes.end() || rank == me ||
-        fds[static_cast<std::size_t>(it - node_pes.begin())]) {
+        fds[static_cast<std::size_t>(it - node_pes.begin())].valid()) {
       throw Error(ErrorCode::backend, me,
                   "heap fd exchange: unexpected heap from rank " + std::to_string(rank));
     }

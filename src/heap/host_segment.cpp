@@ -28,24 +28,10 @@ Mapping::~Mapping() {
   if (base_ != nullptr) ::munmap(base_, bytes_);
 }
 
-Fd::Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(o.fd_, -1);
-  }
-  return *this;
-}
-
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Fd create_heap_memfd(std::size_t bytes, int pe) {
   const std::string name = "tessera-heap-pe" + std::to_string(pe);
   Fd fd(::memfd_create(name.c_str(), MFD_CLOEXEC));
-  if (!fd) {
+  if (!fd.valid()) {
     throw Error(ErrorCode::backend, pe,
                 std::string("memfd_create for the symmetric heap failed: ") + std::strerror(errno));
   }

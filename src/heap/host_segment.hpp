@@ -4,6 +4,8 @@
 
 #include <cstddef>
 
+#include "bootstrap/socket.hpp"  // Fd
+
 namespace tessera::detail {
 
 // An owned mmap of `bytes` bytes; unmapped on destruction.
@@ -23,24 +25,6 @@ class Mapping {
  private:
   char* base_ = nullptr;
   std::size_t bytes_ = 0;
-};
-
-// An owned file descriptor; closed on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept;
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
 };
 
 // Creates this PE's heap: a memfd of `bytes` (sparse; pages appear on first touch).

@@ -172,7 +172,7 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   std::vector<Fd> peer_fds =
       exchange_node_fds(*bootstrap_, node_pes, heap_fd_.get(), options_.timeout);
   for (std::size_t i = 0; i < node_pes.size(); ++i) {
-    if (!peer_fds[i]) continue;
+    if (!peer_fds[i].valid()) continue;
     mappings_.push_back(map_heap(peer_fds[i].get(), options_.heap_size, pe_, node_pes[i]));
     peer_base_[static_cast<std::size_t>(node_pes[i])] = mappings_.back().base();
   }
