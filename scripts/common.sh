@@ -1,0 +1,71 @@
+# Shared by scripts/demo and scripts/test (sourced, not run): installs the system packages the
+# build needs, then configures and builds Tessera.
+#
+#   TESSERA_BUILD_DIR   build directory, relative to the repository root or absolute (default: build)
+#   TESSERA_BUILD_JOBS  parallel compile jobs (default: nproc)
+
+# The repository root: the parent of the folder holding this file.
+TESSERA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TESSERA_BUILD_DIR="${TESSERA_BUILD_DIR:-build}"
+case "$TESSERA_BUILD_DIR" in
+  /*) ;;
+  *) TESSERA_BUILD_DIR="$TESSERA_ROOT/$TESSERA_BUILD_DIR" ;;
+esac
+
+# Debian/Ubuntu packages needed to build Tessera and run every test, example and CI check.
+TESSERA_PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libgtest-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
+  libfabric-dev libfabric-bin
+  libhwloc-dev hwloc
+  clang-format iproute2
+)
+
+tessera_log() { echo "scripts: $*" >&2; }
+
+# Installs the packages of TESSERA_PACKAGES that are missing: with apt-get when root, otherwise
+# prints the command to run and fails. Does nothing (no apt-get update either) when all are there.
+tessera_install_packages() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    tessera_log "not a Debian-based system; make sure the equivalents of these are installed:" \
+      "${TESSERA_PACKAGES[*]}"
+    return 0
+  fi
+  local missing=() package
+  for package in "${TESSERA_PACKAGES[@]}"; do
+    if [[ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" != "install ok installed" ]]; then
+      missing+=("$package")
+    fi
+  done
+  if ((${#missing[@]} == 0)); then
+    return 0
+  fi
+  if [[ "$(id -u)" != 0 ]]; then
+    tessera_log "missing packages: ${missing[*]}"
+    tessera_log "install them with:"
+    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    return 1
+  fi
+  tessera_log "installing ${missing[*]} (needed to build and test Tessera)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update </dev/null
+  apt-get install -y --no-install-recommends "${missing[@]}" </dev/null
+}
+
+# Configures (the same settings as the `ci` preset in CMakePresets.json: Ninja, RelWithDebInfo,
+# warnings as errors) and builds into TESSERA_BUILD_DIR.
+tessera_build() {
+  local jobs="${TESSERA_BUILD_JOBS:-$(nproc)}"
+  tessera_log "configuring and building in $TESSERA_BUILD_DIR"
+  cmake -S "$TESSERA_ROOT" -B "$TESSERA_BUILD_DIR" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON
+  cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
+}
+
+# OpenMPI refuses to run as root unless told; harmless for other users.
+tessera_mpi_env() {
+  if [[ "$(id -u)" == 0 ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+}
