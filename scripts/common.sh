@@ -55,12 +55,20 @@ tessera_install_packages() {
 
 # Configures (the same settings as the `ci` preset in CMakePresets.json: Ninja, RelWithDebInfo,
 # warnings as errors) and builds into TESSERA_BUILD_DIR.
+# The CUDA backend is AUTO: compiled (for sm_80 and sm_90) whenever nvcc is found, also on
+# machines without a GPU; TESSERA_ENABLE_CUDA=OFF skips it.
 tessera_build() {
   local jobs="${TESSERA_BUILD_JOBS:-$(nproc)}"
   tessera_log "configuring and building in $TESSERA_BUILD_DIR"
   cmake -S "$TESSERA_ROOT" -B "$TESSERA_BUILD_DIR" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON \
+    -DTESSERA_ENABLE_CUDA="${TESSERA_ENABLE_CUDA:-AUTO}"
   cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
+  # Show which GPU code the build holds (nvcc's --generate-code flags), or that there is none.
+  local gencode
+  gencode="$(grep -oh -- '--generate-code=[^ ]*' "$TESSERA_BUILD_DIR"/build.ninja \
+    "$TESSERA_BUILD_DIR"/CMakeFiles/rules.ninja 2>/dev/null | sort -u | tr '\n' ' ' || true)"
+  tessera_log "CUDA code generated for: ${gencode:-none (host backend only)}"
 }
 
 # OpenMPI refuses to run as root unless told; harmless for other users.

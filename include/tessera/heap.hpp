@@ -6,6 +6,8 @@
 #include <memory>
 #include <utility>
 
+#include "tessera/device/tile.hpp"
+
 namespace tessera {
 
 namespace detail {
@@ -47,6 +49,11 @@ class Symmetric {
   std::size_t size() const { return count_; }
   std::size_t bytes() const { return count_ * sizeof(T); }
   T& operator[](std::size_t i) const { return ptr_[i]; }
+  // A rows x cols view of the block (ld defaults to cols), for device calls; the block must
+  // hold at least (rows - 1) * ld + cols elements.
+  device::Tile<T> tile(std::size_t rows, std::size_t cols, std::size_t ld = 0) const {
+    return device::Tile<T>(ptr_, rows, cols, ld);
+  }
   T* begin() const { return ptr_; }
   T* end() const { return ptr_ + count_; }
 

@@ -6,19 +6,30 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/bootstrap.hpp"
 #include "tessera/device/context.hpp"
 #include "tessera/error.hpp"
+#include "tessera/stream.hpp"
 
 namespace tessera {
 
 enum class Backend { automatic, host, cuda, hip };
 enum class BootstrapKind { automatic, single, threads, mpi, tcp };
 enum class LogLevel { off, warn, info, trace };
+// Whether cross-node peers are reached through the libfabric proxy (TESSERA_FABRIC). automatic:
+// yes, unless the job is a threads-bootstrap job (PEs inside one test process, which stand in
+// for one machine).
+enum class FabricMode { automatic, on, off };
+// How this PE reaches a peer's heap, chosen at init: itself, load/store through a mapping (same
+// node), the network proxy (another node, or TESSERA_P2P=0), or not at all (another node and no
+// network transport).
+enum class Transport { self, mapped, proxy, unreachable };
 
 const char* to_string(Backend backend) noexcept;
 const char* to_string(BootstrapKind kind) noexcept;
+const char* to_string(Transport transport) noexcept;
 
 // How to start a PE. Defaults match an unset environment; from_env() reads TESSERA_*.
 struct Options {
@@ -31,10 +42,17 @@ struct Options {
   std::string node_id;                           // TESSERA_NODE_ID; empty = hostname
   std::chrono::milliseconds timeout{60000};      // TESSERA_TIMEOUT seconds; 0 = forever
   bool checked = false;                          // TESSERA_CHECK=1
+  bool p2p = true;  // TESSERA_P2P=0: map no peer heap; every other PE goes through the proxy
+  FabricMode fabric = FabricMode::automatic;  // TESSERA_FABRIC=auto|on|off
+  std::string fabric_provider;  // TESSERA_FABRIC_PROVIDER ("tcp;ofi_rxm", "shm"); empty = best
 
   // Reads the TESSERA_* variables; throws Error(invalid_argument) on a malformed value.
   static Options from_env();
 };
+
+// True when Runtime::init could use `backend` in this process: host always; cuda when this build
+// has the CUDA backend and a device is visible; automatic always. Never throws.
+bool backend_available(Backend backend) noexcept;
 
 // Parses "64M", "1G", "4096", "512k" into bytes; throws Error(invalid_argument).
 std::size_t parse_size(const std::string& text);
@@ -69,12 +87,31 @@ class Runtime {
   const Options& options() const;
   Bootstrap& bootstrap();
 
+  // --- transport ---
+  // How this PE reaches `pe`; throws Error(invalid_argument) for a PE outside the job.
+  Transport transport(int pe) const;
+  // The libfabric provider and NIC of the proxy ("tcp;ofi_rxm", "lo"); empty when no proxy runs.
+  std::string fabric_provider() const;
+  std::string fabric_nic() const;
+  // The cores the proxy thread is bound to ("0-15"; empty when unknown) and their NUMA node (-1
+  // when unknown), from hwloc.
+  std::string proxy_cpuset() const;
+  int numa_node() const;
+  // Collective: microseconds of each of `rounds` raw fi_write calls of `bytes` from PE `from`
+  // to PE `to` on a fresh endpoint of the proxy's provider, each waited for to completion (the
+  // network limit benchmarks compare against). Times on `from`; empty elsewhere. Throws
+  // Error(transport) without libfabric.
+  std::vector<double> fabric_raw_write_times(int from, int to, std::size_t bytes, int rounds);
+
   // Collective: returns once every PE has called it; all heap writes made before it by any PE
   // are visible to every PE after it.
   void barrier();
 
   // The value to pass to kernels.
   device::Context device_context() const;
+  // This PE's default stream: kernels launched on it run in order; valid until finalize, which
+  // waits for its work.
+  Stream& stream() const;
 
   // --- symmetric heap (all collective; same call sequence => same offset on every PE) ---
   std::size_t heap_size() const;

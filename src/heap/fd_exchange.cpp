@@ -115,7 +115,12 @@ std::vector<Fd> exchange_node_fds(Bootstrap& boot, const std::vector<int>& node_
     std::memcpy(&paths[static_cast<std::size_t>(me) * kPathBytes], pattern.c_str(), pattern.size());
   }
   boot.allgather(paths.data(), kPathBytes);
-  if (node_pes.size() == 1) return fds;
+  if (node_pes.size() == 1) {
+    // Alone on its node: nothing to exchange, but the two barriers below are collective.
+    boot.barrier();
+    boot.barrier();
+    return fds;
+  }
 
   const std::string dir(&paths[static_cast<std::size_t>(node_pes.front()) * kPathBytes]);
   cleanup.dir = dir;

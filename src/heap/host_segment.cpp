@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -44,12 +45,29 @@ Fd create_heap_memfd(std::size_t bytes, int pe) {
 }
 
 Mapping map_heap(int fd, std::size_t bytes, int pe, int owner_pe) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  const auto fail = [&] {
+    return Error(ErrorCode::backend, pe,
+                 "cannot map the heap of PE " + std::to_string(owner_pe) + " (" +
+                     std::to_string(bytes) + " bytes): " + std::strerror(errno));
+  };
+  // Reserve room for an aligned start, map the heap there, and give back the slack on both
+  // sides: heap offsets aligned to kHeapAlignment then give addresses aligned the same way.
+  const std::size_t span = bytes + kHeapAlignment;
+  void* reserved =
+      ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) throw fail();
+  const auto start = reinterpret_cast<std::uintptr_t>(reserved);
+  const std::uintptr_t aligned = (start + kHeapAlignment - 1) & ~(kHeapAlignment - 1);
+  void* p = ::mmap(reinterpret_cast<void*>(aligned), bytes, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
   if (p == MAP_FAILED) {
-    throw Error(ErrorCode::backend, pe,
-                "cannot map the heap of PE " + std::to_string(owner_pe) + " (" +
-                    std::to_string(bytes) + " bytes): " + std::strerror(errno));
+    Error error = fail();
+    ::munmap(reserved, span);
+    throw error;
   }
+  if (aligned > start) ::munmap(reserved, aligned - start);
+  const std::uintptr_t end = aligned + bytes;
+  if (start + span > end) ::munmap(reinterpret_cast<void*>(end), start + span - end);
   return Mapping(static_cast<char*>(p), bytes);
 }
 

@@ -27,6 +27,10 @@ class Mapping {
   std::size_t bytes_ = 0;
 };
 
+// Every heap mapping starts at a multiple of this, so a block whose heap offset is aligned to
+// at most this much has an address aligned the same way (malloc rejects larger alignments).
+inline constexpr std::size_t kHeapAlignment = std::size_t{2} << 20;
+
 // Creates this PE's heap: a memfd of `bytes` (sparse; pages appear on first touch).
 Fd create_heap_memfd(std::size_t bytes, int pe);
 

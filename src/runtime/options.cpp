@@ -123,6 +123,27 @@ Options Options::from_env() {
       throw bad_env("TESSERA_TIMEOUT", "seconds (0 = wait forever)", v);
     o.timeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
   }
+  if (const char* v = env("TESSERA_P2P")) {
+    std::string s(v);
+    if (s == "1" || s == "on" || s == "yes")
+      o.p2p = true;
+    else if (s == "0" || s == "off" || s == "no")
+      o.p2p = false;
+    else
+      throw bad_env("TESSERA_P2P", "0 or 1", v);
+  }
+  if (const char* v = env("TESSERA_FABRIC")) {
+    std::string s(v);
+    if (s == "auto")
+      o.fabric = FabricMode::automatic;
+    else if (s == "1" || s == "on")
+      o.fabric = FabricMode::on;
+    else if (s == "0" || s == "off")
+      o.fabric = FabricMode::off;
+    else
+      throw bad_env("TESSERA_FABRIC", "auto, on or off", v);
+  }
+  if (const char* v = env("TESSERA_FABRIC_PROVIDER")) o.fabric_provider = v;
   if (const char* v = env("TESSERA_CHECK")) {
     std::string s(v);
     if (s == "1" || s == "on" || s == "yes")

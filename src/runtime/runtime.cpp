@@ -10,7 +10,7 @@
 #include <map>
 #include <sstream>
 
-#include "heap/fd_exchange.hpp"
+#include "runtime/cuda_backend.hpp"
 #include "runtime/runtime_impl.hpp"
 
 namespace tessera {
@@ -57,6 +57,31 @@ std::shared_ptr<Bootstrap> select_bootstrap(const Options& o) {
   throw Error(ErrorCode::internal, -1, "no bootstrap selected");
 }
 
+// The backend asked for, resolved: `automatic` is cuda when this build has it and a device is
+// visible, else host. Throws Error(backend) when the one asked for cannot run here.
+Backend select_backend(Backend asked, int& cuda_devices) {
+  switch (asked) {
+    case Backend::host:
+      return Backend::host;
+    case Backend::hip:
+      throw Error(ErrorCode::backend, -1,
+                  "backend 'hip' was asked for (TESSERA_BACKEND=hip), but this build of Tessera "
+                  "has no HIP backend");
+    case Backend::cuda:
+    case Backend::automatic: {
+      const cuda::Probe probe = cuda::probe();
+      cuda_devices = probe.devices;
+      if (probe.devices > 0) return Backend::cuda;
+      if (asked == Backend::automatic) return Backend::host;
+      throw Error(ErrorCode::backend, -1,
+                  "backend 'cuda' was asked for (TESSERA_BACKEND=cuda), but no CUDA device is "
+                  "usable: " +
+                      probe.why_none);
+    }
+  }
+  throw Error(ErrorCode::internal, -1, "unknown backend");
+}
+
 std::string host_node_id(const Options& o) {
   if (!o.node_id.empty()) return o.node_id;
   char name[256] = {};
@@ -70,6 +95,7 @@ struct PeInfo {
   std::uint64_t heap_size;
   std::uint32_t backend;
   std::uint32_t checked;
+  std::uint32_t p2p;
 };
 
 // "0,2-4,7" for a sorted list of PEs.
@@ -112,12 +138,8 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   if (options_.heap_size == 0) {
     throw Error(ErrorCode::invalid_argument, -1, "heap size must be positive");
   }
-  if (options_.backend == Backend::cuda || options_.backend == Backend::hip) {
-    throw Error(ErrorCode::backend, -1,
-                std::string("backend '") + to_string(options_.backend) +
-                    "' was asked for, but this build of Tessera has only the host backend");
-  }
-  backend_ = Backend::host;
+  int cuda_devices = 0;
+  backend_ = select_backend(options_.backend, cuda_devices);
   bootstrap_ = select_bootstrap(options_);
   pe_ = bootstrap_->rank();
   n_pes_ = bootstrap_->size();
@@ -136,6 +158,7 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   mine.heap_size = options_.heap_size;
   mine.backend = static_cast<std::uint32_t>(backend_);
   mine.checked = options_.checked ? 1 : 0;
+  mine.p2p = options_.p2p ? 1 : 0;
   bootstrap_->allgather(infos.data(), sizeof(PeInfo));
   std::vector<std::uint64_t> sizes;
   for (const auto& info : infos) sizes.push_back(info.heap_size);
@@ -144,6 +167,28 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
                                           describe_disagreement(sizes, [](std::uint64_t v) {
                                             return "asked for " + std::to_string(v) + " bytes";
                                           }));
+  }
+
+  std::vector<std::uint32_t> backends;
+  for (const auto& info : infos) backends.push_back(info.backend);
+  if (std::adjacent_find(backends.begin(), backends.end(), std::not_equal_to<>()) !=
+      backends.end()) {
+    fail(ErrorCode::backend,
+         "PEs chose different backends (set TESSERA_BACKEND, or make a GPU visible to every "
+         "PE): " +
+             describe_disagreement(backends, [](std::uint32_t v) {
+               return std::string("chose ") + to_string(static_cast<Backend>(v));
+             }));
+  }
+
+  std::vector<std::uint32_t> p2ps;
+  for (const auto& info : infos) p2ps.push_back(info.p2p);
+  if (std::adjacent_find(p2ps.begin(), p2ps.end(), std::not_equal_to<>()) != p2ps.end()) {
+    fail(ErrorCode::invalid_argument,
+         "PEs disagree on mapping peers (TESSERA_P2P): " +
+             describe_disagreement(p2ps, [](std::uint32_t v) {
+               return std::string(v != 0 ? "maps its node's peers" : "set TESSERA_P2P=0");
+             }));
   }
 
   // Nodes are numbered in order of their first PE.
@@ -164,24 +209,41 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   }
   node_size_ = static_cast<int>(node_pes.size());
 
-  // Build the heap and map the node's peers.
-  heap_fd_ = create_heap_memfd(options_.heap_size, pe_);
-  peer_base_.assign(static_cast<std::size_t>(n_pes_), nullptr);
-  mappings_.push_back(map_heap(heap_fd_.get(), options_.heap_size, pe_, pe_));
-  peer_base_[static_cast<std::size_t>(pe_)] = mappings_.back().base();
-  std::vector<Fd> peer_fds =
-      exchange_node_fds(*bootstrap_, node_pes, heap_fd_.get(), options_.timeout);
-  for (std::size_t i = 0; i < node_pes.size(); ++i) {
-    if (!peer_fds[i].valid()) continue;
-    mappings_.push_back(map_heap(peer_fds[i].get(), options_.heap_size, pe_, node_pes[i]));
-    peer_base_[static_cast<std::size_t>(node_pes[i])] = mappings_.back().base();
+  // Build the heap and map the node's peers. Each segment is the user heap followed, at a
+  // page-aligned offset, by the runtime's control area (the device barrier's counters): the
+  // same offset on every PE, outside everything malloc hands out and every device heap check.
+  const std::size_t control_offset = (options_.heap_size + 4095) / 4096 * 4096;
+  const std::size_t segment_bytes = control_offset + 4096;
+  // TESSERA_P2P=0 maps no peer: every other PE is reached through the network proxy.
+  const std::vector<int> mapped_pes = options_.p2p ? node_pes : std::vector<int>{pe_};
+  const SegmentRequest request{*bootstrap_, pe_,           n_pes_,
+                               mapped_pes,  segment_bytes, options_.timeout};
+  if (backend_ == Backend::cuda) {
+    device_ = cuda::select_device(node_pe_, cuda_devices, pe_);
+    segment_ = cuda::make_heap_segment(request, device_);
+    proxy_ring_ = cuda::make_proxy_ring(ProxyRing::kBytes, device_, pe_);
+  } else {
+    segment_ = make_host_heap_segment(request);
+    proxy_ring_ = make_host_proxy_ring(ProxyRing::kBytes);
   }
+  peer_base_ = segment_->peer_bases();
   allocator_ = Allocator(0, options_.heap_size);
+  // The control area starts zeroed (a fresh memfd, or device memory the segment zeroed); the
+  // barrier below publishes that to peers.
+  static_assert(device::Context::kBarrierWordsBytes <= 4096, "the control area is one page");
+  barrier_words_ = reinterpret_cast<std::uint64_t*>(base() + control_offset);
+  stream_ = backend_ == Backend::cuda
+                ? std::make_unique<Stream>(pe_, cuda::make_stream(device_, pe_))
+                : std::make_unique<Stream>(pe_);
+  start_transport(control_offset, segment_bytes);
   bootstrap_->barrier();
   TESSERA_LOG(log_, info,
               "init: " << n_pes_ << " PEs, bootstrap " << bootstrap_->name() << ", node '"
                        << node_id << "' (" << node_size_ << " PEs here, node PE " << node_pe_
-                       << "), heap " << options_.heap_size << " bytes at " << hex(base()));
+                       << "), heap " << options_.heap_size << " bytes at " << hex(base())
+                       << ", backend " << to_string(backend_)
+                       << (device_ >= 0 ? ", device " + std::to_string(device_) : std::string())
+                       << ", " << segment_->kind());
 }
 
 RuntimeImpl::~RuntimeImpl() {
@@ -195,17 +257,32 @@ RuntimeImpl::~RuntimeImpl() {
 void RuntimeImpl::finalize(bool collective) {
   if (finalized_) return;
   finalized_ = true;
-  // Peers may still be reading this heap until they too reach finalize.
+  // Kernels still running touch the heap: let them finish (their waits are bounded) first.
+  if (stream_) {
+    try {
+      stream_->synchronize();
+    } catch (const Error& e) {
+      TESSERA_LOG(log_, warn,
+                  "finalize: a failure on the default stream was never reported by "
+                  "Stream::synchronize(): "
+                      << e.message());
+    }
+    stream_.reset();
+  }
+  // Peers may still be reading this heap until they too reach finalize; the network proxy
+  // finishes this PE's operations first, and serves the peers' until the barrier.
   try {
+    if (fabric_ && collective) fabric_->drain();
     if (collective) bootstrap_->barrier();
   } catch (...) {
-    mappings_.clear();
+    fabric_.reset();
+    if (segment_) segment_->release();
     peer_base_.assign(peer_base_.size(), nullptr);
     bootstrap_.reset();
     throw;
   }
-  mappings_.clear();
-  heap_fd_ = Fd();
+  fabric_.reset();
+  if (segment_) segment_->release();
   std::fill(peer_base_.begin(), peer_base_.end(), nullptr);
   bootstrap_.reset();
   TESSERA_LOG(log_, info, "finalized");
@@ -242,9 +319,10 @@ void* RuntimeImpl::malloc(std::size_t bytes, std::size_t align, CollectiveKind k
   if (finalized_) fail(ErrorCode::invalid_argument, "malloc after finalize");
   const char* what = kind == CollectiveKind::calloc ? "calloc" : "malloc";
   check_collective(kind, what, bytes, align, "bytes", "align");
-  if (align == 0 || (align & (align - 1)) != 0) {
+  if (align == 0 || (align & (align - 1)) != 0 || align > kHeapAlignment) {
     fail(ErrorCode::invalid_argument,
-         std::string(what) + ": alignment must be a power of two, got " + std::to_string(align));
+         std::string(what) + ": alignment must be a power of two of at most " +
+             std::to_string(kHeapAlignment) + " bytes, got " + std::to_string(align));
   }
   if (bytes == 0) return nullptr;
   std::optional<std::size_t> offset;
@@ -336,6 +414,23 @@ void symmetric_free(RuntimeImpl& rt, void* ptr) {
 
 }  // namespace detail
 
+bool backend_available(Backend backend) noexcept {
+  switch (backend) {
+    case Backend::automatic:
+    case Backend::host:
+      return true;
+    case Backend::cuda:
+      try {
+        return detail::cuda::probe().devices > 0;
+      } catch (...) {
+        return false;
+      }
+    case Backend::hip:
+      return false;
+  }
+  return false;
+}
+
 Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {}
 Runtime::Runtime(Runtime&&) noexcept = default;
 Runtime& Runtime::operator=(Runtime&& o) noexcept {
@@ -385,9 +480,13 @@ const Options& Runtime::options() const { return impl().options_; }
 Bootstrap& Runtime::bootstrap() { return *impl().bootstrap_; }
 
 void Runtime::barrier() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // The bootstrap's own synchronisation orders memory in practice; the fences make the promise
+  // independent of how a bootstrap is built.
+  device::platform::fence(device::Sem::acq_rel, device::Scope::system);
+  // Operations this PE handed to the network proxy complete before the barrier, too.
+  if (impl().fabric_) impl().fabric_->drain();
   impl().bootstrap_->barrier();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  device::platform::fence(device::Sem::acq_rel, device::Scope::system);
 }
 
 device::Context Runtime::device_context() const {
@@ -395,11 +494,19 @@ device::Context Runtime::device_context() const {
   device::Context ctx{};
   ctx.my_pe = rt.pe_;
   ctx.n_pes = rt.n_pes_;
-  ctx.peer_base = rt.peer_base_.data();
+  ctx.peer_base = rt.segment_ ? rt.segment_->device_peer_table() : rt.peer_base_.data();
   ctx.heap_size = rt.options_.heap_size;
   ctx.timeout_ns = static_cast<std::uint64_t>(rt.options_.timeout.count()) * 1000000ull;
   ctx.flags = rt.options_.checked ? device::kCheckedMode : 0u;
+  ctx.barrier_words = rt.barrier_words_;
+  ctx.proxy = rt.fabric_ ? static_cast<device::ProxyChannel*>(rt.proxy_ring_.device) : nullptr;
   return ctx;
+}
+
+Stream& Runtime::stream() const {
+  auto& rt = impl();
+  if (!rt.stream_) rt.fail(ErrorCode::invalid_argument, "stream() after finalize");
+  return *rt.stream_;
 }
 
 std::size_t Runtime::heap_size() const { return impl().options_.heap_size; }
@@ -414,7 +521,7 @@ void* Runtime::calloc(std::size_t count, std::size_t size, std::size_t align) {
                                                  std::to_string(size) + " bytes overflows");
   }
   void* p = impl().malloc(count * size, align, detail::CollectiveKind::calloc);
-  if (p != nullptr) std::memset(p, 0, count * size);
+  if (p != nullptr) impl().segment_->zero(p, count * size);
   barrier();  // no peer writes into the block before this PE has zeroed it
   return p;
 }
@@ -451,14 +558,14 @@ void Runtime::put(void* dst, const void* src, std::size_t bytes, int pe) {
   auto& rt = impl();
   rt.check_heap_range(dst, bytes, "put destination");
   char* remote = rt.peer_address(pe, rt.heap_offset(dst), "put");
-  if (bytes > 0) std::memcpy(remote, src, bytes);
+  if (bytes > 0) rt.segment_->copy(remote, src, bytes);
 }
 
 void Runtime::get(void* dst, const void* src, std::size_t bytes, int pe) {
   auto& rt = impl();
   rt.check_heap_range(src, bytes, "get source");
   const char* remote = rt.peer_address(pe, rt.heap_offset(src), "get");
-  if (bytes > 0) std::memcpy(dst, remote, bytes);
+  if (bytes > 0) rt.segment_->copy(dst, remote, bytes);
 }
 
 }  // namespace tessera

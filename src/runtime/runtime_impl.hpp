@@ -8,9 +8,14 @@
 #include <vector>
 
 #include "heap/allocator.hpp"
+#include "heap/heap_segment.hpp"
 #include "heap/host_segment.hpp"
 #include "runtime/log.hpp"
+#include "runtime/proxy_ring.hpp"
 #include "tessera/runtime.hpp"
+#include "tessera/stream.hpp"
+#include "transport/fabric.hpp"
+#include "transport/topology.hpp"
 
 namespace tessera::detail {
 
@@ -48,6 +53,9 @@ class RuntimeImpl {
   char* peer_address(int pe, std::size_t offset, const char* what) const;
   void check_heap_range(const void* p, std::size_t bytes, const char* what) const;
   [[noreturn]] void fail(ErrorCode code, const std::string& message) const;
+  // Chooses the transport to every PE and, when some PE of the job has a peer it cannot map,
+  // starts the network proxy on every PE (collective). In src/transport/runtime_transport.cpp.
+  void start_transport(std::size_t control_offset, std::size_t segment_bytes);
 
   Options options_;
   std::shared_ptr<Bootstrap> bootstrap_;
@@ -61,12 +69,23 @@ class RuntimeImpl {
   std::vector<std::string> node_names_;
   Backend backend_ = Backend::host;
 
-  Fd heap_fd_;
-  std::vector<Mapping> mappings_;  // own heap and every mapped peer heap
-  std::vector<char*> peer_base_;   // per PE; null where not mapped
-  std::mutex alloc_mu_;            // the allocator is per PE, but guard against misuse
+  int device_ = -1;                       // the GPU of this PE (cuda backend), else -1
+  std::unique_ptr<HeapSegment> segment_;  // this PE's heap memory and its mapped peers
+  std::vector<char*> peer_base_;          // per PE; null where not mapped (segment's table)
+  // Memory for the network proxy's descriptor ring, allocated at init (see proxy_ring.hpp).
+  ProxyRing proxy_ring_;
+  std::mutex alloc_mu_;  // the allocator is per PE, but guard against misuse
   Allocator allocator_{0, 0};
   std::uint64_t collective_seq_ = 0;
+  // Counters of the device barrier (Context's barrier_words), in the control area that follows
+  // the user heap in this PE's segment.
+  std::uint64_t* barrier_words_ = nullptr;
+  // How this PE reaches each PE, and the network proxy (null when no PE of the job needs one).
+  std::vector<Transport> transports_;
+  Placement placement_;
+  std::unique_ptr<FabricTransport> fabric_;
+  // The PE's default stream; its threads are joined at finalize, before the heap goes away.
+  std::unique_ptr<Stream> stream_;
   bool finalized_ = false;
 };
 

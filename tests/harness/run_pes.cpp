@@ -1,5 +1,7 @@
 #include "harness/run_pes.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -13,7 +15,17 @@ Options pe_options(const std::shared_ptr<ThreadsGroup>& group, int rank, const P
   opts.heap_size = o.heap_size;
   opts.timeout = o.timeout;
   opts.checked = o.checked;
-  if (!o.node_ids.empty()) opts.node_id = o.node_ids.at(static_cast<std::size_t>(rank));
+  if (!o.node_ids.empty()) {
+    opts.node_id = o.node_ids.at(static_cast<std::size_t>(rank));
+  } else if (const char* size = std::getenv("TESSERA_TEST_NODE_SIZE")) {
+    // The fabric-labelled runs of the suites: consecutive PEs form nodes of this size.
+    opts.node_id = "node-" + std::to_string(rank / std::max(1, std::atoi(size)));
+  }
+  // ... and reach the other nodes through the transport the environment names.
+  const Options env = Options::from_env();
+  opts.fabric = env.fabric;
+  opts.fabric_provider = env.fabric_provider;
+  opts.p2p = env.p2p;
   return opts;
 }
 

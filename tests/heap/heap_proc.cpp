@@ -20,12 +20,13 @@ int main(int argc, char** argv) {
     rt.barrier();
     for (int pe = 0; pe < rt.n_pes(); ++pe) {
       if (buf[static_cast<std::size_t>(pe)] != rt.pe()) {
-        std::fprintf(stderr, "PE %d: slot %d holds %d\n", rt.pe(), pe, buf[static_cast<std::size_t>(pe)]);
+        std::fprintf(stderr, "PE %d: slot %d holds %d\n", rt.pe(), pe,
+                     buf[static_cast<std::size_t>(pe)]);
         return 1;
       }
     }
     if (rt.pe() == die_rank) std::raise(SIGKILL);  // dies holding mapped heaps of its peers
-    rt.barrier();  // survivors learn of the death here
+    rt.barrier();                                  // survivors learn of the death here
     std::printf("PE %d: verified\n", rt.pe());
     return 0;
   } catch (const tessera::Error& e) {

@@ -111,6 +111,7 @@ TEST(Heap, AlignmentIsHonoured) {
     }
     rt.free(pad);
     expect_error(ErrorCode::invalid_argument, [&] { rt.malloc(64, 48); });
+    expect_error(ErrorCode::invalid_argument, [&] { rt.malloc(64, 4ul << 20); });
   });
 }
 
@@ -251,6 +252,23 @@ TEST(Heap, PeerOnAnotherNodeIsNotMappedAndSaysSo) {
         Error e = expect_error(ErrorCode::transport, [&] { rt.put(buf.get(), &v, 4, other_node); });
         EXPECT_THAT(e.what(), HasSubstr("PE " + std::to_string(other_node) + " is on node"));
         EXPECT_THAT(e.what(), HasSubstr("network transport"));
+        rt.barrier();
+      },
+      o);
+}
+
+TEST(Heap, UnevenNodeSplitMapsOnlyTheSameNode) {
+  PeOptions o;
+  o.node_ids = {"alpha", "alpha", "beta"};
+  run_pes(
+      3,
+      [](Runtime& rt) {
+        EXPECT_EQ(rt.node_size(), rt.pe() < 2 ? 2 : 1);
+        auto buf = rt.alloc<int>(1);
+        for (int pe = 0; pe < 3; ++pe) {
+          const bool same_node = (pe < 2) == (rt.pe() < 2);
+          EXPECT_EQ(rt.ptr(buf.get(), pe) != nullptr, same_node) << "PE " << pe;
+        }
         rt.barrier();
       },
       o);

@@ -11,6 +11,8 @@
 
 namespace tessera::device {
 
+struct ProxyChannel;  // proxy.hpp: the ring of descriptors for peers reached over the network
+
 // Bits of Context::flags.
 enum ContextFlags : std::uint32_t {
   kCheckedMode = 1u << 0,  // TESSERA_CHECK=1: validate PEs, pointers and scopes on every call
@@ -23,6 +25,18 @@ struct Context {
   std::size_t heap_size;     // bytes of every PE's heap (the same on all)
   std::uint64_t timeout_ns;  // bound of every wait; 0 waits forever (TESSERA_TIMEOUT)
   std::uint32_t flags;       // ContextFlags
+  // Counters of the device barrier, set up by Runtime::init in a control area mapped right after
+  // this PE's heap (so at the same offset on every PE, and out of reach of heap tiles): word
+  // kBarrierArrivals is bumped by every PE entering a barrier, word kBarrierEntered counts the
+  // barriers this PE has entered. Never reset.
+  std::uint64_t* barrier_words;
+  // This PE's network proxy ring (proxy.hpp), or null when no peer needs it: calls on a PE whose
+  // peer_base is null go through it.
+  ProxyChannel* proxy;
+
+  static constexpr std::size_t kBarrierArrivals = 0;
+  static constexpr std::size_t kBarrierEntered = 8;  // its own cache line
+  static constexpr std::size_t kBarrierWordsBytes = 128;
 
   TESSERA_HOST_DEVICE char* local_base() const { return peer_base[my_pe]; }
   TESSERA_HOST_DEVICE bool checked() const { return (flags & kCheckedMode) != 0; }
@@ -37,6 +51,11 @@ struct Context {
   // Offset of a local heap pointer from the start of the heap (same on every PE).
   TESSERA_HOST_DEVICE std::size_t heap_offset(const void* p) const {
     return static_cast<std::size_t>(static_cast<const char*>(p) - local_base());
+  }
+
+  // True when `pe`'s heap is reached through the network proxy (not mapped, proxy running).
+  TESSERA_HOST_DEVICE bool via_proxy(int pe) const {
+    return pe >= 0 && pe < n_pes && peer_base[pe] == nullptr && proxy != nullptr;
   }
 
   // True when `pe`'s heap is load/store reachable from here (self, or mapped).

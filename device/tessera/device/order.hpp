@@ -19,8 +19,16 @@ enum class Cmp : std::uint8_t { eq, ne, gt, ge, lt, le };
 // How put_signal/signal update the signal word: overwrite, or atomic add.
 enum class SignalOp : std::uint8_t { set, add };
 
+}  // namespace tessera::device
+
+// The functions below need the execution-space macros, and platform.hpp needs the enums above,
+// so the platform header comes in between.
+#include "tessera/device/platform.hpp"
+
+namespace tessera::device {
+
 // True when `seen CMP value` holds.
-constexpr bool compare(Cmp cmp, std::uint64_t seen, std::uint64_t value) {
+TESSERA_HOST_DEVICE constexpr bool compare(Cmp cmp, std::uint64_t seen, std::uint64_t value) {
   switch (cmp) {
     case Cmp::eq:
       return seen == value;
@@ -39,7 +47,7 @@ constexpr bool compare(Cmp cmp, std::uint64_t seen, std::uint64_t value) {
 }
 
 // "ge", "eq", ... for diagnostics.
-constexpr const char* to_string(Cmp cmp) {
+TESSERA_HOST_DEVICE constexpr const char* to_string(Cmp cmp) {
   switch (cmp) {
     case Cmp::eq:
       return "==";

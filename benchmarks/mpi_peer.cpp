@@ -1,0 +1,309 @@
+// The MPI peer of tessera-bench: the one file of benchmarks/ that includes <mpi.h>.
+//
+// MPI is never initialized or finalized here: under mpirun, Tessera's MPI bootstrap has
+// initialized it (MPI_THREAD_MULTIPLE) and finalizes it at exit. Under any other launcher MPI
+// is not initialized and the peer is reported unavailable.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mpi_peer.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::bench::peer {
+namespace {
+
+void check(int code, int pe, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw Error(ErrorCode::internal, pe,
+              std::string("mpi peer: ") + what + " failed: " + std::string(text, length));
+}
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A barrier whose waiters sleep between tests, so idle ranks leave the cores to ranks 0 and 1.
+void idle_barrier(MPI_Comm comm, int pe) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(comm, &request), pe, "MPI_Ibarrier");
+  for (int done = 0;;) {
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), pe, "MPI_Test");
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+std::vector<unsigned char> warm_buffer(std::size_t bytes) {
+  std::vector<unsigned char> buffer(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) buffer[i] = static_cast<unsigned char>(i * 131 + 7);
+  return buffer;
+}
+
+// RAII for a communicator we created.
+struct CommHandle {
+  MPI_Comm comm = MPI_COMM_NULL;
+  ~CommHandle() {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+}  // namespace
+
+std::string unavailable_reason(int pe, int n_pes) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return "unavailable: not launched under mpirun (MPI is not initialized)";
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return "unavailable: MPI is already finalized";
+  int rank = -1;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank != pe || size != n_pes) {
+    return "unavailable: MPI_COMM_WORLD (rank " + std::to_string(rank) + " of " +
+           std::to_string(size) + ") does not match the tessera job (PE " + std::to_string(pe) +
+           " of " + std::to_string(n_pes) + ")";
+  }
+  return {};
+}
+
+PeerTimes put(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+
+  // Shared windows need PEs 0 and 1 on one node: the node communicator must hold both.
+  CommHandle node;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node.comm), pe,
+        "MPI_Comm_split_type");
+  int node_rank = -1;
+  MPI_Comm_rank(node.comm, &node_rank);
+  int both_on_node = (pe == 0 || pe == 1) ? (node_rank == pe ? 1 : 0) : 1;
+  check(MPI_Allreduce(MPI_IN_PLACE, &both_on_node, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD), pe,
+        "MPI_Allreduce");
+  if (!both_on_node) {
+    result.unavailable = "unavailable: PEs 0 and 1 are not on one node (no MPI shared window)";
+    return result;
+  }
+
+  void* base = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  const auto local_bytes = static_cast<MPI_Aint>(pe == 1 ? bytes : 0);
+  check(MPI_Win_allocate_shared(local_bytes, 1, MPI_INFO_NULL, node.comm, &base, &win), pe,
+        "MPI_Win_allocate_shared");
+  if (pe == 1) std::memset(base, 0, bytes);  // fault the pages in before anything is timed
+  check(MPI_Barrier(MPI_COMM_WORLD), pe, "MPI_Barrier");
+  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), pe, "MPI_Win_lock_all");
+  if (pe == 0) {
+    const std::vector<unsigned char> src = warm_buffer(bytes);
+    const int count = static_cast<int>(bytes);
+    for (int i = 0; i < warmup + iters; ++i) {
+      const double t0 = now_us();
+      check(MPI_Put(src.data(), count, MPI_BYTE, 1, 0, count, MPI_BYTE, win), pe, "MPI_Put");
+      check(MPI_Win_flush(1, win), pe, "MPI_Win_flush");
+      const double t1 = now_us();
+      if (i >= warmup) result.us.push_back(t1 - t0);
+    }
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  check(MPI_Win_unlock_all(win), pe, "MPI_Win_unlock_all");
+  check(MPI_Win_free(&win), pe, "MPI_Win_free");
+  return result;
+}
+
+PeerTimes pingpong(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+
+  constexpr int kTag = 0x7e55;
+  const int count = static_cast<int>(bytes);
+  std::vector<unsigned char> buffer = warm_buffer(bytes);
+  if (pe == 0) {
+    for (int i = 0; i < warmup + iters; ++i) {
+      const double t0 = now_us();
+      check(MPI_Send(buffer.data(), count, MPI_BYTE, 1, kTag, MPI_COMM_WORLD), pe, "MPI_Send");
+      check(MPI_Recv(buffer.data(), count, MPI_BYTE, 1, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            pe, "MPI_Recv");
+      const double t1 = now_us();
+      if (i >= warmup) result.us.push_back((t1 - t0) / 2);
+    }
+  } else if (pe == 1) {
+    for (int i = 0; i < warmup + iters; ++i) {
+      check(MPI_Recv(buffer.data(), count, MPI_BYTE, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            pe, "MPI_Recv");
+      check(MPI_Send(buffer.data(), count, MPI_BYTE, 0, kTag, MPI_COMM_WORLD), pe, "MPI_Send");
+    }
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
+PeerTimes allgather(int pe, int n_pes, std::size_t bytes_per_pe, int warmup, int iters) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  const int count = static_cast<int>(bytes_per_pe);
+  const std::vector<unsigned char> send = warm_buffer(bytes_per_pe);
+  std::vector<unsigned char> recv = warm_buffer(bytes_per_pe * static_cast<std::size_t>(n_pes));
+  for (int i = 0; i < warmup + iters; ++i) {
+    check(MPI_Barrier(MPI_COMM_WORLD), pe, "MPI_Barrier");
+    const double t0 = now_us();
+    check(MPI_Allgather(send.data(), count, MPI_BYTE, recv.data(), count, MPI_BYTE, MPI_COMM_WORLD),
+          pe, "MPI_Allgather");
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
+PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
+                              std::size_t bytes_per_pe, const std::function<void()>& gemm,
+                              int warmup, int iters) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  const int count = static_cast<int>(bytes_per_pe);
+  for (int i = 0; i < warmup + iters; ++i) {
+    idle_barrier(MPI_COMM_WORLD, pe);
+    const double t0 = now_us();
+    check(MPI_Allgather(send, count, MPI_BYTE, recv, count, MPI_BYTE, MPI_COMM_WORLD), pe,
+          "MPI_Allgather");
+    gemm();
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
+PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()>& gemm,
+                                   const float* partial, float* recv, std::size_t count_per_pe,
+                                   int warmup, int iters) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  const int count = static_cast<int>(count_per_pe);
+  for (int i = 0; i < warmup + iters; ++i) {
+    idle_barrier(MPI_COMM_WORLD, pe);
+    const double t0 = now_us();
+    gemm();
+    check(MPI_Reduce_scatter_block(partial, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), pe,
+          "MPI_Reduce_scatter_block");
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
+MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector<int>>& rows_to_pe,
+                 std::size_t tokens, std::size_t row_bytes, int warmup, int iters) {
+  MoePeerTimes result;
+  const std::string reason = unavailable_reason(pe, n_pes);
+  if (!reason.empty()) {
+    result.dispatch.unavailable = result.combine.unavailable = result.both.unavailable = reason;
+    return result;
+  }
+  const auto n = static_cast<std::size_t>(n_pes);
+  const std::size_t hidden = row_bytes / 2;
+  MPI_Datatype row_type = MPI_DATATYPE_NULL;
+  check(MPI_Type_contiguous(static_cast<int>(row_bytes), MPI_BYTE, &row_type), pe,
+        "MPI_Type_contiguous");
+  check(MPI_Type_commit(&row_type), pe, "MPI_Type_commit");
+  std::vector<int> send_counts(n), recv_counts(n), send_displs(n), recv_displs(n);
+  std::size_t send_rows = 0;
+  for (const auto& rows : rows_to_pe) send_rows += rows.size();
+  std::vector<unsigned char> send(std::max<std::size_t>(send_rows, 1) * row_bytes);
+  std::vector<unsigned char> back(send.size()), recv;
+  std::vector<float> acc(tokens * hidden);
+  std::vector<std::uint16_t> y(tokens * hidden);
+  const auto* src = static_cast<const unsigned char*>(x);
+
+  auto dispatch = [&] {
+    std::size_t r = 0;
+    for (std::size_t q = 0; q < n; ++q) {
+      for (int t : rows_to_pe[q]) {
+        std::memcpy(send.data() + r * row_bytes, src + static_cast<std::size_t>(t) * row_bytes,
+                    row_bytes);
+        ++r;
+      }
+      send_counts[q] = static_cast<int>(rows_to_pe[q].size());
+    }
+    check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT,
+                       MPI_COMM_WORLD),
+          pe, "MPI_Alltoall");
+    int sent = 0, received = 0;
+    for (std::size_t q = 0; q < n; ++q) {
+      send_displs[q] = sent;
+      recv_displs[q] = received;
+      sent += send_counts[q];
+      received += recv_counts[q];
+    }
+    recv.resize(std::max<std::size_t>(static_cast<std::size_t>(received), 1) * row_bytes);
+    check(MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), row_type, recv.data(),
+                        recv_counts.data(), recv_displs.data(), row_type, MPI_COMM_WORLD),
+          pe, "MPI_Alltoallv");
+  };
+  auto combine = [&] {
+    check(MPI_Alltoallv(recv.data(), recv_counts.data(), recv_displs.data(), row_type, back.data(),
+                        send_counts.data(), send_displs.data(), row_type, MPI_COMM_WORLD),
+          pe, "MPI_Alltoallv");
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    std::size_t r = 0;
+    for (std::size_t q = 0; q < n; ++q) {
+      for (int t : rows_to_pe[q]) {
+        const auto* row = reinterpret_cast<const std::uint16_t*>(back.data() + r * row_bytes);
+        float* sum = acc.data() + static_cast<std::size_t>(t) * hidden;
+        for (std::size_t h = 0; h < hidden; ++h) {
+          const std::uint32_t bits = static_cast<std::uint32_t>(row[h]) << 16;
+          float v;
+          std::memcpy(&v, &bits, sizeof(v));
+          sum[h] += v;
+        }
+        ++r;
+      }
+    }
+    for (std::size_t i = 0; i < acc.size(); ++i) {
+      std::uint32_t bits;
+      std::memcpy(&bits, &acc[i], sizeof(bits));
+      y[i] = static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    }
+  };
+  auto timed = [&](PeerTimes& into, int i, auto&& fn) {
+    idle_barrier(MPI_COMM_WORLD, pe);
+    const double t0 = now_us();
+    fn();
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) into.us.push_back(t1 - t0);
+  };
+  for (int i = 0; i < warmup + iters; ++i) {
+    timed(result.dispatch, i, dispatch);
+    timed(result.combine, i, combine);
+    timed(result.both, i, [&] {
+      dispatch();
+      combine();
+    });
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  MPI_Type_free(&row_type);
+  return result;
+}
+
+}  // namespace tessera::bench::peer

@@ -1,0 +1,62 @@
+// The peer tessera-bench compares against: MPI, measured between the same processes as tessera.
+// Implemented in mpi_peer.cpp (the one benchmark file that includes <mpi.h>) when Tessera is
+// built with MPI, else in mpi_peer_disabled.cpp. Every function is collective over all PEs,
+// called in the same order on each; PEs other than 0 and 1 only wait (sleeping, not spinning).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tessera::bench::peer {
+
+// Per-iteration times of PE 0 (empty on other PEs), or why the peer could not be measured.
+struct PeerTimes {
+  std::vector<double> us;
+  std::string unavailable;  // non-empty: the reason, and `us` is empty on every PE
+};
+
+// Empty when MPI can be used between these PEs (MPI initialized by the launcher's bootstrap,
+// world rank == PE); otherwise why not ("built without MPI", "not launched under mpirun", ...).
+std::string unavailable_reason(int pe, int n_pes);
+
+// MPI_Put of `bytes` from PE 0 into PE 1's part of an MPI shared-memory window
+// (MPI_Win_allocate_shared on the node communicator; passive target: MPI_Win_lock_all once,
+// then MPI_Put + MPI_Win_flush per iteration). `warmup` untimed iterations first.
+PeerTimes put(int pe, int n_pes, std::size_t bytes, int warmup, int iters);
+
+// MPI_Send/MPI_Recv ping-pong of `bytes` between PE 0 and PE 1; each sample is one round trip
+// divided by two (one-way latency).
+PeerTimes pingpong(int pe, int n_pes, std::size_t bytes, int warmup, int iters);
+
+// MPI_Allgather of `bytes_per_pe` bytes per rank over MPI_COMM_WORLD; each sample is one call on
+// PE 0, all ranks having left an MPI_Barrier just before it.
+PeerTimes allgather(int pe, int n_pes, std::size_t bytes_per_pe, int warmup, int iters);
+
+// Unfused all-gather + GEMM: MPI_Allgather of `bytes_per_pe` bytes from `send` into `recv`
+// (n_pes * bytes_per_pe), then gemm() (the caller's GEMM on recv, run to completion). Each sample
+// is one such pair on PE 0, all ranks having left a barrier just before it.
+PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
+                              std::size_t bytes_per_pe, const std::function<void()>& gemm,
+                              int warmup, int iters);
+
+// Unfused GEMM + reduce-scatter: gemm() (the caller's GEMM into `partial`, n_pes * count_per_pe
+// floats), then MPI_Reduce_scatter_block summing `count_per_pe` floats per rank into `recv`.
+// Sampled as allgather_then_gemm.
+PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()>& gemm,
+                                   const float* partial, float* recv, std::size_t count_per_pe,
+                                   int warmup, int iters);
+
+// MoE dispatch + combine with MPI, bf16 rows of `row_bytes`: dispatch permutes this PE's tokens
+// x[tokens] by destination PE (rows_to_pe[q]: the tokens for PE q, each once per PE), exchanges
+// the counts with MPI_Alltoall and the rows with MPI_Alltoallv; combine sends the received rows
+// back with MPI_Alltoallv and sums each token's rows in fp32 into y. Times of dispatch alone,
+// combine alone (after an untimed dispatch) and both in a row, each after a barrier.
+struct MoePeerTimes {
+  PeerTimes dispatch, combine, both;
+};
+MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector<int>>& rows_to_pe,
+                 std::size_t tokens, std::size_t row_bytes, int warmup, int iters);
+
+}  // namespace tessera::bench::peer

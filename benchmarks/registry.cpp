@@ -1,0 +1,47 @@
+#include "registry.hpp"
+
+namespace tessera::bench {
+
+void run_put(BenchEnv& env);         // bench_put.cpp
+void run_signal(BenchEnv& env);      // bench_signal.cpp
+void run_all_gather(BenchEnv& env);  // bench_all_gather.cpp
+void run_gemm(BenchEnv& env);        // bench_gemm.cpp
+void run_moe(BenchEnv& env);         // bench_moe.cpp
+void run_ag_gemm(BenchEnv& env);     // bench_ag_gemm.cpp
+void run_gemm_rs(BenchEnv& env);     // bench_gemm_rs.cpp
+
+const std::vector<Benchmark>& benchmarks() {
+  static const std::vector<Benchmark> all = {
+      {"put", "PE 0 puts a tile into PE 1's heap from 1 and several blocks; vs memcpy, MPI_Put",
+       run_put},
+      {"signal",
+       "put_signal -> wait_until ping-pong, one-way latency; vs a raw cache-line ping-pong, "
+       "MPI_Send/Recv",
+       run_signal},
+      {"all_gather",
+       "ops::all_gather one-shot/ring/auto, 4 KiB ... 16 MiB per PE; vs memcpy of the received "
+       "bytes, MPI_Allgather",
+       run_all_gather},
+      {"gemm", "gemm_tile GFLOP/s on one core (fp32, bf16); vs the fp32 peak, BLAS sgemm",
+       run_gemm},
+      {"ag_gemm",
+       "allgather(A) x B fused (push, pull) vs all_gather + GEMM; vs the GEMM alone, MPI_Allgather "
+       "+ GEMM",
+       run_ag_gemm},
+      {"gemm_rs",
+       "reduce_scatter(A x B) fused vs GEMM + reduce-scatter; vs the GEMM alone, GEMM + "
+       "MPI_Reduce_scatter_block",
+       run_gemm_rs},
+      {"moe", "MoeBuffer dispatch/combine, bf16, k=8, E=8P; vs memcpy, MPI_Alltoallv", run_moe},
+  };
+  return all;
+}
+
+const Benchmark* find_benchmark(std::string_view name) {
+  for (const Benchmark& b : benchmarks()) {
+    if (name == b.name) return &b;
+  }
+  return nullptr;
+}
+
+}  // namespace tessera::bench

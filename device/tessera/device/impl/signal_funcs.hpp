@@ -1,0 +1,205 @@
+// Bodies of signal.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/device/signal.hpp"
+
+namespace tessera::device {
+namespace detail {
+
+// Describes a signal word for diagnostics: its heap offset, or that it lies outside the heap.
+TESSERA_HOST_DEVICE inline void describe_signal(Message& m, const Context& ctx,
+                                                const std::uint64_t* sig) {
+  if (ctx.in_heap(sig, sizeof(std::uint64_t))) {
+    m << "signal at heap offset " << static_cast<std::uint64_t>(ctx.heap_offset(sig));
+  } else {
+    m << "signal at address " << static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(sig))
+      << " (outside the heap)";
+  }
+}
+
+[[noreturn]] TESSERA_HOST_DEVICE inline void report_wait_timeout(const Context& ctx,
+                                                                 const char* what,
+                                                                 const std::uint64_t* sig, Cmp cmp,
+                                                                 std::uint64_t value,
+                                                                 std::uint64_t seen) {
+  Message m;
+  m << what << " on PE " << ctx.my_pe << " timed out after "
+    << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: ";
+  describe_signal(m, ctx, sig);
+  m << " awaited (value " << to_string(cmp) << " " << value << "), saw " << seen;
+  platform::report_failure(FailureCode::timeout, m.c_str());
+}
+
+// A bounded spin: call poll() until it returns true; `expired()` is polled every 256 turns
+// (the clock is not free) once ctx.timeout_ns is set.
+class Deadline {
+ public:
+  TESSERA_HOST_DEVICE explicit Deadline(const Context& ctx)
+      : timeout_ns_(ctx.timeout_ns), start_ns_(ctx.timeout_ns != 0 ? platform::clock_ns() : 0) {}
+  // Pauses for turn `spins` and returns true once the bound has passed.
+  TESSERA_HOST_DEVICE bool pause_and_check(std::uint32_t spins) {
+    platform::spin_pause(spins);
+    if (timeout_ns_ == 0 || (spins & 255u) != 255u) return false;
+    return platform::clock_ns() - start_ns_ > timeout_ns_;
+  }
+
+ private:
+  std::uint64_t timeout_ns_;
+  std::uint64_t start_ns_;
+};
+
+TESSERA_HOST_DEVICE inline void spin_until(const Context& ctx, const std::uint64_t* sig, Cmp cmp,
+                                           std::uint64_t value, Sem sem, const char* what) {
+  Deadline deadline(ctx);
+  for (std::uint32_t spins = 0;; ++spins) {
+    const std::uint64_t seen = platform::atomic_load(sig, sem, Scope::system);
+    if (compare(cmp, seen, value)) return;
+    if (deadline.pause_and_check(spins)) {
+      const std::uint64_t last = platform::atomic_load(sig, sem, Scope::system);
+      if (compare(cmp, last, value)) return;
+      report_wait_timeout(ctx, what, sig, cmp, value, last);
+    }
+  }
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// put_signal through the network proxy. With `wait`, returns once `src` is reusable.
+template <class G, class T>
+TESSERA_DEVICE void proxy_put_signal(G g, const Context& ctx, Tile<T> dst, Tile<const T> src,
+                                     std::uint64_t* sig, std::uint64_t value, SignalOp op, int pe,
+                                     bool wait) {
+  check_shapes(ctx, dst, src, "put_signal");
+  check_in_heap(ctx, dst.data, dst.extent_bytes(), "put_signal", "destination tile");
+  if (dst.is_contiguous() && src.is_contiguous() && !dst.empty()) {
+    // One descriptor: the proxy writes the tile, waits for its delivery, then signals.
+    if (g.rank() == 0) {
+      ProxyDescriptor d{};
+      d.op = ProxyOp::put_signal;
+      d.pe = pe;
+      d.remote_offset = ctx.heap_offset(dst.data);
+      d.local = reinterpret_cast<std::uintptr_t>(src.data);
+      d.bytes = dst.size() * sizeof(T);
+      d.signal_offset = ctx.heap_offset(sig);
+      d.value = value;
+      d.compare = static_cast<std::uint64_t>(op);
+      const std::uint64_t t = proxy_push(ctx, d, "put_signal");
+      if (wait) proxy_wait_completed(ctx, t + 1, "put_signal");
+    }
+    g.sync();
+    return;
+  }
+  // Rows, then a signal that the proxy starts only once every row is delivered.
+  proxy_tile(g, ctx, ProxyOp::put, dst, src, pe, wait, "put_signal");
+  g.sync();
+  if (g.rank() == 0) signal(ctx, sig, value, op, pe, Sem::release, Scope::system);
+}
+
+}  // namespace detail
+
+template <class G, class T>
+TESSERA_DEVICE void put_signal(G g, const Context& ctx, Tile<T> dst,
+                               detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
+                               std::uint64_t value, SignalOp op, int pe) {
+  detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "put_signal", "signal");
+  if (detail::use_proxy(ctx, pe, "put_signal")) {
+    detail::proxy_put_signal(g, ctx, dst, src, sig, value, op, pe, true);
+    return;
+  }
+  put_signal_nbi(g, ctx, dst, src, sig, value, op, pe);
+}
+
+template <class G, class T>
+TESSERA_DEVICE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
+                                   detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
+                                   std::uint64_t value, SignalOp op, int pe) {
+  detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "put_signal", "signal");
+  if (detail::use_proxy(ctx, pe, "put_signal")) {
+    detail::proxy_put_signal(g, ctx, dst, src, sig, value, op, pe, false);
+    return;
+  }
+  detail::put_impl(g, ctx, dst, src, pe, "put_signal");
+  // Every thread's part of the tile is written before the one release store below.
+  g.sync();
+  if (g.rank() == 0) signal(ctx, sig, value, op, pe, Sem::release, Scope::system);
+}
+
+TESSERA_DEVICE inline void signal(const Context& ctx, std::uint64_t* sig, std::uint64_t value,
+                                  SignalOp op, int pe, Sem sem, Scope scope) {
+  detail::check_scope(ctx, scope, pe, "signal");
+  detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "signal", "signal");
+  if (detail::use_proxy(ctx, pe, "signal")) {
+    ProxyDescriptor d{};
+    d.op = ProxyOp::signal;
+    d.pe = pe;
+    d.signal_offset = ctx.heap_offset(sig);
+    d.value = value;
+    d.compare = static_cast<std::uint64_t>(op);
+    if (sem == Sem::release || sem == Sem::acq_rel) d.flags = kProxyFenced;
+    detail::proxy_push(ctx, d, "signal");
+    return;
+  }
+  std::uint64_t* remote = detail::translate(ctx, sig, pe, "signal");
+  if (op == SignalOp::set) {
+    platform::atomic_store(remote, value, sem, scope);
+  } else {
+    platform::atomic_fetch_add(remote, value, sem, scope);
+  }
+}
+
+template <class G>
+TESSERA_DEVICE void wait_until(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
+                               std::uint64_t value, Sem sem) {
+  detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "wait_until", "signal");
+  if (g.rank() == 0) detail::spin_until(ctx, sig, cmp, value, sem, "wait_until");
+  g.sync();
+}
+
+TESSERA_DEVICE inline std::size_t wait_until_any(const Context& ctx, const std::uint64_t* sigs,
+                                                 std::size_t n, Cmp cmp, std::uint64_t value,
+                                                 Sem sem) {
+  detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "wait_until_any", "signals");
+  if (n == 0) {
+    detail::Message m;
+    m << "wait_until_any on PE " << ctx.my_pe << ": no signals to wait for (n == 0)";
+    platform::report_failure(FailureCode::invalid_argument, m.c_str());
+  }
+  detail::Deadline deadline(ctx);
+  for (std::uint32_t spins = 0;; ++spins) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (compare(cmp, platform::atomic_load(&sigs[i], sem, Scope::system), value)) return i;
+    }
+    if (deadline.pause_and_check(spins)) {
+      detail::Message m;
+      m << "wait_until_any on PE " << ctx.my_pe << " timed out after "
+        << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: none of "
+        << static_cast<std::uint64_t>(n) << " signals from ";
+      detail::describe_signal(m, ctx, sigs);
+      m << " reached (value " << to_string(cmp) << " " << value << "); saw";
+      for (std::size_t i = 0; i < n && i < 8; ++i)
+        m << " " << platform::atomic_load(&sigs[i], Sem::relaxed, Scope::system);
+      if (n > 8) m << " ...";
+      platform::report_failure(FailureCode::timeout, m.c_str());
+    }
+  }
+}
+
+template <class G>
+TESSERA_DEVICE void wait_until_all(G g, const Context& ctx, const std::uint64_t* sigs,
+                                   std::size_t n, Cmp cmp, std::uint64_t value, Sem sem) {
+  detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "wait_until_all", "signals");
+  for (auto i = static_cast<std::size_t>(g.rank()); i < n; i += static_cast<std::size_t>(g.size()))
+    detail::spin_until(ctx, &sigs[i], cmp, value, sem, "wait_until_all");
+  g.sync();
+}
+
+TESSERA_DEVICE inline std::uint64_t signal_fetch(const std::uint64_t* sig, Sem sem) {
+  return platform::atomic_load(sig, sem, Scope::system);
+}
+
+}  // namespace tessera::device

@@ -1,0 +1,53 @@
+// Pieces shared by the fused GEMM ops (ag_gemm, gemm_rs): the "done reading" handshake that lets
+// a call overwrite a peer's buffers only once the peer has finished reading the previous call's
+// data, the epilogue hook, and the delay hook tests use to provoke races.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/device/atomic.hpp"
+#include "tessera/device/context.hpp"
+#include "tessera/device/order.hpp"
+#include "tessera/device/platform.hpp"
+#include "tessera/device/signal.hpp"
+#include "tessera/device/tile.hpp"
+
+namespace tessera::device::ops {
+
+// The default epilogue of the fused GEMM ops: leaves each finished C tile as it is. An epilogue
+// is called as epi(g, c_tile, row0, col0) by the group g that computed the tile, once per tile,
+// with the tile's position in the op's C; it may rewrite the tile in place (bias, activation).
+struct NoEpilogue {
+  template <class G>
+  TESSERA_DEVICE void operator()(G, Tile<float>, std::size_t, std::size_t) const {}
+};
+
+namespace detail {
+
+// Test hook: spins (yielding) for `us` microseconds. 0 returns at once.
+TESSERA_DEVICE inline void delay_us(std::uint32_t us) {
+  if (us == 0) return;
+  const std::uint64_t end = platform::clock_ns() + std::uint64_t{us} * 1000;
+  for (std::uint32_t spins = 0; platform::clock_ns() < end; ++spins) platform::spin_pause(spins);
+}
+
+// Called once by every one of `readers` groups of this PE when it has finished reading call
+// `epoch`'s inputs. The last of them (counted on the local word `readers_done`, which only grows:
+// the n-th call ends at n * readers) sets consumed[my_pe] = epoch on every PE with release, so a
+// PE that acquires it knows no group of this PE reads call `epoch`'s buffers any more.
+template <class G>
+TESSERA_DEVICE void finish_reading(G g, const Context& ctx, std::uint64_t* readers_done,
+                                   std::uint64_t* consumed, int readers, std::uint64_t epoch) {
+  g.sync();
+  if (g.rank() != 0) return;
+  const std::uint64_t before =
+      atomic_fetch_add<std::uint64_t>(ctx, readers_done, 1, ctx.my_pe, Sem::acq_rel);
+  if (before + 1 != epoch * static_cast<std::uint64_t>(readers)) return;
+  for (int pe = 0; pe < ctx.n_pes; ++pe) {
+    signal(ctx, &consumed[ctx.my_pe], epoch, SignalOp::set, pe, Sem::release, Scope::system);
+  }
+}
+
+}  // namespace detail
+}  // namespace tessera::device::ops

@@ -1,0 +1,386 @@
+// Bodies of ops/moe.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "tessera/device/atomic.hpp"
+#include "tessera/device/failure.hpp"
+#include "tessera/device/impl/rma_funcs.hpp"
+#include "tessera/device/ops/gemm_tile.hpp"
+#include "tessera/device/signal.hpp"
+
+namespace tessera::device::ops {
+namespace detail {
+
+template <class T>
+TESSERA_HOST_DEVICE inline T moe_from_float(float v) {
+  if constexpr (std::is_same_v<T, bf16>) {
+    return to_bf16(v);
+  } else {
+    return v;
+  }
+}
+
+TESSERA_HOST_DEVICE inline std::uint32_t moe_float_bits(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+TESSERA_HOST_DEVICE inline float moe_bits_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// Offset of local expert `le`'s segment on this PE (segments of the experts before it, padded).
+TESSERA_HOST_DEVICE inline std::uint64_t moe_segment_offset(const MoeLayout& l,
+                                                            const std::uint64_t* records,
+                                                            std::uint64_t epoch, int q, int le) {
+  std::uint64_t off = 0;
+  for (int i = 0; i < le; ++i) {
+    std::uint64_t n = 0;
+    for (int s = 0; s < l.n_pes; ++s)
+      n += moe_expert(l, records, epoch, s, q * l.local_experts + i);
+    off += moe_round_up(n, l.alignment);
+  }
+  return off;
+}
+
+// The message of a call that must fail, built identically on every PE from the count matrix;
+// false when the call may proceed.
+TESSERA_HOST_DEVICE inline bool moe_verdict(const MoeLayout& l, const std::uint64_t* records,
+                                            std::uint64_t epoch, device::detail::Message& m) {
+  for (int s = 0; s < l.n_pes; ++s) {
+    const std::uint64_t* rec = moe_record(l, records, epoch, s);
+    if (rec[0] == static_cast<std::uint64_t>(MoeStatus::too_many_tokens)) {
+      m << "moe dispatch: PE " << s << " passed " << rec[1]
+        << " tokens, more than max_tokens_per_pe = " << static_cast<std::uint64_t>(l.max_tokens);
+      return true;
+    }
+    if (rec[0] == static_cast<std::uint64_t>(MoeStatus::bad_expert)) {
+      const std::uint64_t flat = rec[1];
+      const auto k = static_cast<std::uint64_t>(l.topk);
+      m << "moe dispatch: PE " << s << " topk_idx[" << flat / k << "][" << flat % k
+        << "] = " << static_cast<std::int64_t>(rec[2]) << " is not an expert: expected -1 (unused)"
+        << " or a value in [0, " << l.num_experts << ")";
+      return true;
+    }
+  }
+  for (int q = 0; q < l.n_pes; ++q) {
+    std::uint64_t total = 0;
+    for (int s = 0; s < l.n_pes; ++s) total += moe_to(l, records, epoch, s, q);
+    if (total > l.recv_capacity) {
+      m << "moe dispatch: PE " << q << " would receive " << total
+        << " tokens, more than its receive capacity of "
+        << static_cast<std::uint64_t>(l.recv_capacity) << " tokens (from";
+      for (int s = 0; s < l.n_pes && s < 16; ++s) {
+        m << " PE " << s << ": " << moe_to(l, records, epoch, s, q) << (s + 1 < l.n_pes ? "," : "");
+      }
+      m << ")";
+      return true;
+    }
+  }
+  for (int q = 0; q < l.n_pes; ++q) {
+    const std::uint64_t rows = moe_expert_rows(l, records, epoch, q);
+    if (rows > l.expert_capacity) {
+      m << "moe dispatch: the experts of PE " << q << " would hold " << rows
+        << " rows, more than its expert capacity of "
+        << static_cast<std::uint64_t>(l.expert_capacity) << " rows (";
+      int listed = 0;
+      for (int le = 0; le < l.local_experts && listed < 8; ++le) {
+        std::uint64_t n = 0;
+        const int e = q * l.local_experts + le;
+        for (int s = 0; s < l.n_pes; ++s) n += moe_expert(l, records, epoch, s, e);
+        if (n == 0) continue;
+        m << (listed > 0 ? ", " : "") << "expert " << e << ": " << n << " tokens";
+        ++listed;
+      }
+      m << ")";
+      return true;
+    }
+  }
+  return false;
+}
+
+// Builds this PE's count record for `tokens` tokens (one thread).
+template <class Idx>
+TESSERA_HOST_DEVICE void moe_build_record(const MoeLayout& l, std::uint64_t* rec,
+                                          std::size_t tokens, const Idx* topk_idx) {
+  for (std::size_t w = 0; w < l.record_words(); ++w) rec[w] = 0;
+  if (tokens > l.max_tokens) {
+    rec[0] = static_cast<std::uint64_t>(MoeStatus::too_many_tokens);
+    rec[1] = tokens;
+    return;
+  }
+  const auto k = static_cast<std::size_t>(l.topk);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const Idx* idx = topk_idx + t * k;
+    for (std::size_t j = 0; j < k; ++j) {
+      const auto e = static_cast<std::int64_t>(idx[j]);
+      if (e < -1 || e >= l.num_experts) {
+        for (std::size_t w = 0; w < l.record_words(); ++w) rec[w] = 0;
+        rec[0] = static_cast<std::uint64_t>(MoeStatus::bad_expert);
+        rec[1] = t * k + j;
+        rec[2] = static_cast<std::uint64_t>(e);
+        return;
+      }
+      if (e < 0) continue;
+      rec[3 + static_cast<std::size_t>(l.n_pes) + static_cast<std::size_t>(e)] += 1;
+      const int q = moe_slot_pe(l, idx, static_cast<int>(j));
+      if (q >= 0) rec[3 + static_cast<std::size_t>(q)] += 1;
+    }
+  }
+}
+
+}  // namespace detail
+
+template <class Idx, class T>
+TESSERA_DEVICE bool moe_exchange_counts(Block blk, const Context& ctx, const MoeLayout& l,
+                                        const MoeWorkspace<T>& ws, std::size_t tokens,
+                                        const Idx* topk_idx, std::uint64_t epoch) {
+  const int me = ctx.my_pe, n = l.n_pes;
+  const std::size_t words = l.record_words();
+  std::uint64_t* mine = const_cast<std::uint64_t*>(moe_record(l, ws.records, epoch, me));
+  if (blk.block_id() == 0) {
+    if (blk.rank() == 0) detail::moe_build_record(l, mine, tokens, topk_idx);
+    blk.sync();
+    // Right neighbour first, so the PEs do not all write to one PE at once.
+    for (int i = 1; i < n; ++i) {
+      const int q = (me + i) % n;
+      put_signal(blk, ctx, make_tile(mine, words), make_tile<const std::uint64_t>(mine, words),
+                 &ws.count_sig[me], epoch, SignalOp::set, q);
+    }
+    if (blk.rank() == 0) signal(ctx, &ws.count_sig[me], epoch, SignalOp::set, me, Sem::release);
+  }
+  wait_until_all(blk, ctx, ws.count_sig, static_cast<std::size_t>(n), Cmp::ge, epoch);
+  device::detail::Message m;
+  if (!detail::moe_verdict(l, ws.records, epoch, m)) return true;
+  // Every block still counts itself done, so the host's running block totals stay right.
+  detail::moe_last_block(blk, ctx, &ws.blocks_done[0], 0);
+  if (blk.block_id() == 0 && blk.rank() == 0) {
+    platform::report_failure(FailureCode::invalid_argument, m.c_str());
+  }
+  return false;
+}
+
+template <class Idx, class T>
+TESSERA_DEVICE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
+                                    const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                    const Idx* topk_idx, const float* topk_weight,
+                                    std::uint64_t epoch, std::uint64_t blocks_target) {
+  const int me = ctx.my_pe, n = l.n_pes;
+  const auto b = static_cast<std::size_t>(blk.block_id());
+  const auto grid = static_cast<std::size_t>(blk.grid_size());
+  const auto k = static_cast<std::size_t>(l.topk);
+  const std::size_t h = l.hidden, mw = l.meta_words();
+  const std::size_t t0 = tokens * b / grid, t1 = tokens * (b + 1) / grid;
+  std::uint64_t* cur = ws.cursors + b * l.cursor_words();
+  // Positions of this block's tokens among this PE's tokens for each PE: count those before.
+  if (blk.rank() == 0) {
+    for (int q = 0; q < n; ++q) cur[q] = 0;
+    for (std::size_t t = 0; t < t0; ++t) {
+      for (std::size_t j = 0; j < k; ++j) {
+        const int q = detail::moe_slot_pe(l, topk_idx + t * k, static_cast<int>(j));
+        if (q >= 0) cur[q] += 1;
+      }
+    }
+  }
+  blk.sync();
+  std::uint32_t meta[1 + 2 * kMoeMaxTopk];
+  for (std::size_t t = t0; t < t1; ++t) {
+    const Idx* idx = topk_idx + t * k;
+    std::int32_t* pos_of = ws.send_pos + t * static_cast<std::size_t>(n);
+    if (blk.rank() == 0) {
+      for (int q = 0; q < n; ++q) pos_of[q] = -1;
+    }
+    for (std::size_t j = 0; j < k; ++j) {
+      const int q = detail::moe_slot_pe(l, idx, static_cast<int>(j));
+      if (q < 0) continue;
+      const std::uint64_t pos = cur[q];
+      const std::uint64_t row = detail::moe_recv_offset(l, ws.records, epoch, q, me) + pos;
+      meta[0] = static_cast<std::uint32_t>(t);
+      for (std::size_t i = 0; i < k; ++i) {
+        const auto e = static_cast<std::int64_t>(idx[i]);
+        const bool here = e >= 0 && static_cast<int>(e / l.local_experts) == q;
+        meta[1 + i] = here ? static_cast<std::uint32_t>(e % l.local_experts) : 0xffffffffu;
+        meta[1 + k + i] = detail::moe_float_bits(topk_weight[t * k + i]);
+      }
+      put_nbi(blk, ctx, make_tile(ws.staging + row * h, h), make_tile(x + t * h, h), q);
+      put(blk, ctx, make_tile(ws.staging_meta + row * mw, mw),
+          make_tile<const std::uint32_t>(meta, mw), q);
+      if (blk.rank() == 0) {
+        pos_of[q] = static_cast<std::int32_t>(pos);
+        cur[q] = pos + 1;
+      }
+      blk.sync();
+    }
+  }
+  quiet(blk, ctx);
+  if (detail::moe_last_block(blk, ctx, &ws.blocks_done[0], blocks_target)) {
+    // The counter's acquire makes every block's puts happen before these release signals.
+    for (int i = 1; i <= n; ++i) {
+      signal(ctx, &ws.data_sig[me], epoch, SignalOp::set, (me + i) % n, Sem::release);
+    }
+  }
+  blk.sync();
+}
+
+template <class T>
+TESSERA_DEVICE void moe_expand_from(Block blk, const Context& ctx, const MoeLayout& l,
+                                    const MoeWorkspace<T>& ws, std::uint64_t epoch, int s) {
+  const int me = ctx.my_pe;
+  const auto k = static_cast<std::size_t>(l.topk);
+  const std::size_t h = l.hidden, mw = l.meta_words();
+  std::uint64_t* cur = ws.cursors + static_cast<std::size_t>(blk.block_id()) * l.cursor_words();
+  wait_until(blk, ctx, &ws.data_sig[s], Cmp::ge, epoch);
+  if (blk.rank() == 0) {
+    // Sender s's rows of expert le follow those of the senders before it.
+    for (int le = 0; le < l.local_experts; ++le) {
+      std::uint64_t start = detail::moe_segment_offset(l, ws.records, epoch, me, le);
+      for (int p = 0; p < s; ++p) {
+        start += detail::moe_expert(l, ws.records, epoch, p, me * l.local_experts + le);
+      }
+      cur[le] = start;
+    }
+  }
+  blk.sync();
+  const std::uint64_t r0 = detail::moe_recv_offset(l, ws.records, epoch, me, s);
+  const std::uint64_t count = detail::moe_to(l, ws.records, epoch, s, me);
+  for (std::uint64_t r = r0; r < r0 + count; ++r) {
+    const std::uint32_t* meta = ws.staging_meta + r * mw;
+    std::size_t made = 0;
+    for (std::size_t j = 0; j < k; ++j) {
+      const auto le = static_cast<std::int32_t>(meta[1 + j]);
+      if (le < 0) continue;
+      const std::uint64_t dest = cur[le];
+      device::detail::copy_tile(blk, make_tile(ws.expert_x + dest * h, h),
+                                make_tile<const T>(ws.staging + r * h, h));
+      blk.sync();
+      if (blk.rank() == 0) {
+        ws.row_src_pe[dest] = s;
+        ws.row_src_token[dest] = static_cast<std::int32_t>(meta[0]);
+        ws.row_slot[dest] = static_cast<std::int32_t>(j);
+        ws.row_weight[dest] = detail::moe_bits_float(meta[1 + k + j]);
+        ws.recv_expand[r * k + made] = static_cast<std::int32_t>(dest);
+        cur[le] = dest + 1;
+      }
+      ++made;
+      blk.sync();
+    }
+    if (blk.rank() == 0) {
+      for (std::size_t c = made; c < k; ++c) ws.recv_expand[r * k + c] = -1;
+    }
+  }
+  blk.sync();
+}
+
+template <class Idx, class T>
+TESSERA_DEVICE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout& l,
+                                 const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                 const Idx* topk_idx, const float* topk_weight, std::uint64_t epoch,
+                                 std::uint64_t blocks_target) {
+  if (!moe_exchange_counts(blk, ctx, l, ws, tokens, topk_idx, epoch)) return;
+  const int me = ctx.my_pe;
+  if (blk.block_id() == 0 && blk.rank() == 0) {
+    // The layout the caller's grouped GEMM follows; padding rows carry source PE -1.
+    std::uint64_t off = 0;
+    for (int le = 0; le < l.local_experts; ++le) {
+      std::uint64_t count = 0;
+      for (int s = 0; s < l.n_pes; ++s) {
+        count += detail::moe_expert(l, ws.records, epoch, s, me * l.local_experts + le);
+      }
+      ws.expert_counts[le] = static_cast<std::int64_t>(count);
+      ws.expert_offsets[le] = static_cast<std::int64_t>(off);
+      const std::uint64_t end = off + detail::moe_round_up(count, l.alignment);
+      for (std::uint64_t r = off + count; r < end; ++r) {
+        ws.row_src_pe[r] = -1;
+        ws.row_src_token[r] = -1;
+        ws.row_slot[r] = -1;
+        ws.row_weight[r] = 0.0f;
+      }
+      off = end;
+    }
+    ws.expert_offsets[l.local_experts] = static_cast<std::int64_t>(off);
+    std::uint64_t staged = 0;
+    for (int s = 0; s < l.n_pes; ++s) staged += detail::moe_to(l, ws.records, epoch, s, me);
+    ws.recv_tokens[0] = static_cast<std::int64_t>(staged);
+  }
+  moe_send_tokens(blk, ctx, l, ws, x, tokens, topk_idx, topk_weight, epoch, blocks_target);
+  for (int s = blk.block_id(); s < l.n_pes; s += blk.grid_size()) {
+    moe_expand_from(blk, ctx, l, ws, epoch, s);
+  }
+}
+
+template <class T>
+TESSERA_DEVICE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
+                                const MoeWorkspace<T>& ws, const T* expert_out, T* y,
+                                std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
+                                std::uint64_t blocks_target) {
+  const int me = ctx.my_pe, n = l.n_pes;
+  const auto k = static_cast<std::size_t>(l.topk);
+  const std::size_t h = l.hidden;
+  const auto b = static_cast<std::size_t>(blk.block_id());
+  const auto grid = static_cast<std::size_t>(blk.grid_size());
+  const auto rank = static_cast<std::size_t>(blk.rank());
+  const auto threads = static_cast<std::size_t>(blk.size());
+  float* acc = ws.acc + b * h;
+  T* out_row = ws.out_row + b * h;
+  // This PE is done with its staging buffer (dispatch ended): peers may write partials into it.
+  if (b == 0 && rank == 0) {
+    for (int i = 0; i < n; ++i) {
+      signal(ctx, &ws.combine_ready[me], call, SignalOp::set, (me + i) % n, Sem::release);
+    }
+  }
+  // Expert side: one weighted partial per staged token, back to its source slot.
+  for (int s = static_cast<int>(b); s < n; s += static_cast<int>(grid)) {
+    const std::uint64_t count = detail::moe_to(l, ws.records, epoch, s, me);
+    if (count == 0) continue;
+    wait_until(blk, ctx, &ws.combine_ready[s], Cmp::ge, call);
+    const std::uint64_t r0 = detail::moe_recv_offset(l, ws.records, epoch, me, s);
+    const std::uint64_t d0 = detail::moe_return_offset(l, ws.records, epoch, s, me);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const std::int32_t* rows = ws.recv_expand + (r0 + i) * k;
+      for (std::size_t c = rank; c < h; c += threads) acc[c] = 0.0f;
+      for (std::size_t j = 0; j < k && rows[j] >= 0; ++j) {
+        const auto row = static_cast<std::size_t>(rows[j]);
+        const float w = ws.row_weight[row];
+        const T* out = expert_out + row * h;
+        for (std::size_t c = rank; c < h; c += threads) acc[c] += w * to_float(out[c]);
+      }
+      for (std::size_t c = rank; c < h; c += threads)
+        out_row[c] = detail::moe_from_float<T>(acc[c]);
+      blk.sync();
+      put(blk, ctx, make_tile(ws.staging + (d0 + i) * h, h), make_tile<const T>(out_row, h), s);
+    }
+  }
+  quiet(blk, ctx);
+  if (detail::moe_last_block(blk, ctx, &ws.blocks_done[1], blocks_target)) {
+    for (int i = 1; i <= n; ++i) {
+      signal(ctx, &ws.combine_sig[me], call, SignalOp::set, (me + i) % n, Sem::release);
+    }
+  }
+  // Source side: y[t] = sum over the PEs that hold its experts of their partials, in fp32.
+  wait_until_all(blk, ctx, ws.combine_sig, static_cast<std::size_t>(n), Cmp::ge, call);
+  const std::size_t t0 = tokens * b / grid, t1 = tokens * (b + 1) / grid;
+  for (std::size_t t = t0; t < t1; ++t) {
+    for (std::size_t c = rank; c < h; c += threads) acc[c] = 0.0f;
+    for (int q = 0; q < n; ++q) {
+      const std::int32_t pos =
+          ws.send_pos[t * static_cast<std::size_t>(n) + static_cast<std::size_t>(q)];
+      if (pos < 0) continue;
+      const std::uint64_t row =
+          detail::moe_return_offset(l, ws.records, epoch, me, q) + static_cast<std::uint64_t>(pos);
+      const T* part = ws.staging + row * h;
+      for (std::size_t c = rank; c < h; c += threads) acc[c] += to_float(part[c]);
+    }
+    for (std::size_t c = rank; c < h; c += threads)
+      y[t * h + c] = detail::moe_from_float<T>(acc[c]);
+  }
+  blk.sync();
+}
+
+}  // namespace tessera::device::ops

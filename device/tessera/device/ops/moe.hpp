@@ -1,0 +1,252 @@
+// MoE dispatch / combine building blocks (DESIGN §7). Tokens x[T, H] are routed by topk_idx[T, k]
+// (-1: unused slot) to E experts split evenly over the PEs (PE q owns experts [q*El, (q+1)*El)).
+//
+// Dispatch, for every PE at once (call n = epoch n, nothing reset between calls):
+//  1. layout: each PE counts its tokens per PE (a token once per PE, however many of its experts
+//     live there) and per expert into a count record;
+//  2. count exchange: the record is put into slot [n & 1][me] of every PE's record table, with
+//     count_sig[me] = n (release); every PE waits for all P records, so every PE sees the same
+//     P x (P + E) count matrix and derives the same offsets and the same capacity verdict;
+//  3. send: each token is put ONCE into the staging buffer of each PE that owns one of its
+//     experts, at (offset of this sender on that PE) + (its index among this sender's tokens for
+//     that PE), with one metadata row (source token, local expert and weight per slot); after
+//     the last row data_sig[me] = n on that PE (release);
+//  4. expand: each PE copies every staged token into the segment of each of its local experts
+//     (segments contiguous per expert, optionally aligned) and records per expert row the
+//     source PE, source token, top-k slot and weight.
+// Combine: every PE sums, per staged token, w * expert_out over the token's local experts in
+// fp32 and puts that partial row back into the source PE's staging buffer (which dispatch no
+// longer needs) at the token's source slot; the source then sums the partials of its token from
+// every PE in fp32 into y. A PE writes into another's staging only after that PE has published
+// the record of the same dispatch (dispatch) or entered the same combine (combine_ready), so
+// nothing a PE still reads is overwritten.
+//
+// Capacity: a PE receives at most recv_capacity tokens (each counted once per PE) and holds at
+// most expert_capacity expert rows (padding included). A call whose count matrix exceeds either
+// fails on every PE, before any token moves, with a message naming the PE, the expert and the
+// counts: never a silent drop, never an out-of-bounds write.
+//
+// Every function is called by all blocks of a grid (Block's block_id/grid_size split the work);
+// the caller passes the same epoch to all of them and the same sequence on every PE.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/device/atomic.hpp"
+#include "tessera/device/context.hpp"
+#include "tessera/device/failure.hpp"
+#include "tessera/device/group.hpp"
+#include "tessera/device/ops/gemm_tile.hpp"
+#include "tessera/device/rma.hpp"
+#include "tessera/device/signal.hpp"
+#include "tessera/device/tile.hpp"
+
+namespace tessera::device::ops {
+
+// Largest top-k the building blocks accept (a metadata row is built on the stack).
+inline constexpr int kMoeMaxTopk = 32;
+
+// Status word of a count record: what a PE found wrong with its own input, so that every PE
+// reports it instead of waiting for that PE forever.
+enum class MoeStatus : std::uint64_t { ok = 0, bad_expert = 1, too_many_tokens = 2 };
+
+// The geometry of one MoE buffer: the same on every PE.
+struct MoeLayout {
+  int n_pes = 1;
+  int num_experts = 1;
+  int local_experts = 1;  // num_experts / n_pes
+  int topk = 1;
+  std::size_t hidden = 0;
+  std::size_t max_tokens = 0;       // tokens per PE per call, at most
+  std::size_t recv_capacity = 0;    // tokens a PE may receive per call (once per PE)
+  std::size_t staging_rows = 0;     // max(recv_capacity, max_tokens * min(topk, n_pes))
+  std::size_t expert_capacity = 0;  // expert rows a PE may hold per call, padding included
+  std::size_t alignment = 1;        // each expert segment starts at a multiple of this row
+  int max_blocks = 1;               // grid size the scratch arrays are sized for
+
+  // Words of one count record: status, two detail words, tokens per PE, tokens per expert.
+  TESSERA_HOST_DEVICE std::size_t record_words() const {
+    return 3 + static_cast<std::size_t>(n_pes) + static_cast<std::size_t>(num_experts);
+  }
+  // 32-bit words of one staged token's metadata: source token, local expert per slot (-1: not
+  // on this PE), weight per slot (float bits).
+  TESSERA_HOST_DEVICE std::size_t meta_words() const {
+    return 1 + 2 * static_cast<std::size_t>(topk);
+  }
+  // Per-block scratch cursors: one per PE or per local expert.
+  TESSERA_HOST_DEVICE std::size_t cursor_words() const {
+    return static_cast<std::size_t>(n_pes > local_experts ? n_pes : local_experts);
+  }
+};
+
+static_assert(std::is_trivially_copyable_v<MoeLayout>, "passed to kernels by value");
+
+// Where a buffer's state lives: symmetric words and arrays (same offsets on every PE, zero
+// before the first call, never reset) and this PE's results and scratch. T is float or bf16.
+template <class T>
+struct MoeWorkspace {
+  std::uint64_t* records = nullptr;        // [2][P][record_words], symmetric
+  std::uint64_t* count_sig = nullptr;      // [P] count_sig[s] = last epoch whose record s put
+  std::uint64_t* data_sig = nullptr;       // [P] data_sig[s] = last epoch whose tokens s put
+  std::uint64_t* combine_ready = nullptr;  // [P] combine_ready[q] = last combine q entered
+  std::uint64_t* combine_sig = nullptr;    // [P] combine_sig[q] = last combine whose partials q put
+  std::uint64_t* blocks_done = nullptr;    // [2] local: blocks done sending (dispatch, combine)
+  T* staging = nullptr;                    // [staging_rows][hidden], symmetric
+  std::uint32_t* staging_meta = nullptr;   // [staging_rows][meta_words], symmetric
+  // Results of the latest dispatch (the handle), local.
+  T* expert_x = nullptr;               // [expert_capacity][hidden], grouped by local expert
+  std::int32_t* row_src_pe = nullptr;  // [expert_capacity], -1 on padding rows
+  std::int32_t* row_src_token = nullptr;
+  std::int32_t* row_slot = nullptr;
+  float* row_weight = nullptr;
+  std::int32_t* recv_expand = nullptr;     // [staging_rows][topk] expert rows of a staged token
+  std::int32_t* send_pos = nullptr;        // [max_tokens][P] index among tokens sent to q, or -1
+  std::int64_t* expert_counts = nullptr;   // [local_experts]
+  std::int64_t* expert_offsets = nullptr;  // [local_experts + 1]
+  std::int64_t* recv_tokens = nullptr;     // [1] tokens staged on this PE
+  // Scratch, per block.
+  std::uint64_t* cursors = nullptr;  // [max_blocks][cursor_words]
+  float* acc = nullptr;              // [max_blocks][hidden]
+  T* out_row = nullptr;              // [max_blocks][hidden]
+};
+
+static_assert(std::is_trivially_copyable_v<MoeWorkspace<float>>, "passed to kernels by value");
+
+// --- building blocks -------------------------------------------------------------------------
+
+// The record of PE s for `epoch`, as held on this PE.
+TESSERA_HOST_DEVICE inline const std::uint64_t* moe_record(const MoeLayout& l,
+                                                           const std::uint64_t* records,
+                                                           std::uint64_t epoch, int s) {
+  return records + ((epoch & 1) * static_cast<std::size_t>(l.n_pes) + static_cast<std::size_t>(s)) *
+                       l.record_words();
+}
+
+namespace detail {
+
+TESSERA_HOST_DEVICE inline std::uint64_t moe_to(const MoeLayout& l, const std::uint64_t* records,
+                                                std::uint64_t epoch, int s, int q) {
+  return moe_record(l, records, epoch, s)[3 + q];
+}
+
+TESSERA_HOST_DEVICE inline std::uint64_t moe_expert(const MoeLayout& l,
+                                                    const std::uint64_t* records,
+                                                    std::uint64_t epoch, int s, int e) {
+  return moe_record(l, records, epoch,
+                    s)[3 + static_cast<std::size_t>(l.n_pes) + static_cast<std::size_t>(e)];
+}
+
+// Where sender s's tokens start in q's staging buffer: the tokens of senders before s.
+TESSERA_HOST_DEVICE inline std::uint64_t moe_recv_offset(const MoeLayout& l,
+                                                         const std::uint64_t* records,
+                                                         std::uint64_t epoch, int q, int s) {
+  std::uint64_t off = 0;
+  for (int p = 0; p < s; ++p) off += moe_to(l, records, epoch, p, q);
+  return off;
+}
+
+// Where q's partials for s's tokens land in s's staging buffer (combine): s's tokens for the
+// PEs before q.
+TESSERA_HOST_DEVICE inline std::uint64_t moe_return_offset(const MoeLayout& l,
+                                                           const std::uint64_t* records,
+                                                           std::uint64_t epoch, int s, int q) {
+  std::uint64_t off = 0;
+  for (int p = 0; p < q; ++p) off += moe_to(l, records, epoch, s, p);
+  return off;
+}
+
+TESSERA_HOST_DEVICE inline std::uint64_t moe_round_up(std::uint64_t n, std::uint64_t a) {
+  return a <= 1 ? n : (n + a - 1) / a * a;
+}
+
+// Rows the experts of PE q take, padding included.
+TESSERA_HOST_DEVICE inline std::uint64_t moe_expert_rows(const MoeLayout& l,
+                                                         const std::uint64_t* records,
+                                                         std::uint64_t epoch, int q) {
+  std::uint64_t rows = 0;
+  for (int le = 0; le < l.local_experts; ++le) {
+    std::uint64_t n = 0;
+    for (int s = 0; s < l.n_pes; ++s)
+      n += moe_expert(l, records, epoch, s, q * l.local_experts + le);
+    rows += moe_round_up(n, l.alignment);
+  }
+  return rows;
+}
+
+// The distinct PE of slot j of a token, or -1 when slot j is unused or repeats an earlier
+// slot's PE.
+template <class Idx>
+TESSERA_HOST_DEVICE int moe_slot_pe(const MoeLayout& l, const Idx* idx, int j) {
+  const auto e = static_cast<std::int64_t>(idx[j]);
+  if (e < 0) return -1;
+  const int q = static_cast<int>(e / l.local_experts);
+  for (int i = 0; i < j; ++i) {
+    const auto ei = static_cast<std::int64_t>(idx[i]);
+    if (ei >= 0 && static_cast<int>(ei / l.local_experts) == q) return -1;
+  }
+  return q;
+}
+
+// Adds 1 to the local counter and returns true in the block that completes `target`.
+template <class G>
+TESSERA_DEVICE bool moe_last_block(G g, const Context& ctx, std::uint64_t* counter,
+                                   std::uint64_t target) {
+  g.sync();
+  bool last = false;
+  if (g.rank() == 0) {
+    last = atomic_fetch_add<std::uint64_t>(ctx, counter, 1, ctx.my_pe, Sem::acq_rel) + 1 == target;
+  }
+  return last;
+}
+
+}  // namespace detail
+
+// Layout pass + count exchange (steps 1-2): block 0 of the grid builds this PE's record from
+// topk_idx (validating expert ids and the token count) and puts it to every PE with
+// count_sig[me] = epoch. Every block then waits for all P records and checks the capacities;
+// returns false in every block when the call must fail (block 0 has then reported the failure).
+template <class Idx, class T>
+TESSERA_DEVICE bool moe_exchange_counts(Block blk, const Context& ctx, const MoeLayout& l,
+                                        const MoeWorkspace<T>& ws, std::size_t tokens,
+                                        const Idx* topk_idx, std::uint64_t epoch);
+
+// Step 3: each block puts its share of the tokens into their destination PEs' staging buffers
+// (once per PE) with their metadata, and records send_pos; the last block to finish signals
+// data_sig[me] = epoch on every PE (release). `blocks_target` is the total of grid sizes of all
+// dispatch calls so far, this one included (blocks_done[0] counts finished blocks).
+template <class Idx, class T>
+TESSERA_DEVICE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
+                                    const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                    const Idx* topk_idx, const float* topk_weight,
+                                    std::uint64_t epoch, std::uint64_t blocks_target);
+
+// Step 4 for sender s: waits until s's tokens of `epoch` are staged here, then copies each into
+// its local experts' segments and fills the per-row metadata. Any block may take any sender;
+// moe_dispatch gives sender s to block s % grid_size, so a user kernel can start on an expert's
+// rows as soon as its senders are expanded.
+template <class T>
+TESSERA_DEVICE void moe_expand_from(Block blk, const Context& ctx, const MoeLayout& l,
+                                    const MoeWorkspace<T>& ws, std::uint64_t epoch, int s);
+
+// Steps 1-4 in one kernel (the decode path runs it as a single block: layout, send and count
+// signalling in one launch, two signal hops of latency).
+template <class Idx, class T>
+TESSERA_DEVICE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout& l,
+                                 const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                 const Idx* topk_idx, const float* topk_weight, std::uint64_t epoch,
+                                 std::uint64_t blocks_target);
+
+// Combine call `call` of the dispatch of `epoch`: y[t] = sum_k w[t,k] * expert_out[row(t,k)],
+// fp32 accumulation, `tokens` the count that dispatch sent. expert_out is laid out as expert_x.
+// `blocks_target` as for moe_send_tokens (blocks_done[1]).
+template <class T>
+TESSERA_DEVICE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
+                                const MoeWorkspace<T>& ws, const T* expert_out, T* y,
+                                std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
+                                std::uint64_t blocks_target);
+
+}  // namespace tessera::device::ops
+
+#include "tessera/device/ops/detail/moe_funcs.hpp"

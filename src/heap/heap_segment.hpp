@@ -1,0 +1,54 @@
+// The memory behind one PE's symmetric heap, and this PE's view of its node peers' heaps: one
+// implementation per backend (memfd shared memory on the host backend, device memory on cuda),
+// chosen at init. The runtime sees only this interface. Internal.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "tessera/bootstrap.hpp"
+
+namespace tessera::detail {
+
+// What a backend needs to build the heap. Making a segment is collective over `bootstrap`.
+struct SegmentRequest {
+  Bootstrap& bootstrap;
+  int pe;
+  int n_pes;
+  std::vector<int> node_pes;  // global ranks on this PE's node, ascending, this PE included
+  std::size_t bytes;          // segment size (user heap + control area); a backend may round up
+  Timeout timeout;
+};
+
+class HeapSegment {
+ public:
+  virtual ~HeapSegment() = default;
+
+  // Heap bases indexed by PE, as addresses valid in this process (device addresses on a GPU
+  // backend); null where a peer's heap is not load/store reachable (another node, no P2P).
+  const std::vector<char*>& peer_bases() const { return peer_bases_; }
+  // The same table in memory this backend's device code can read: Context::peer_base.
+  virtual char* const* device_peer_table() const = 0;
+  // Bytes of this PE's segment (>= the requested size).
+  virtual std::size_t bytes() const = 0;
+  // How the memory was made and shared, for logs: "memfd", "cuMem VMM", "cudaMalloc + IPC".
+  virtual const char* kind() const = 0;
+
+  // Synchronous copies and fills of heap memory (own or a mapped peer's) from host code.
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void zero(void* dst, std::size_t bytes) = 0;
+
+  // Unmaps the peers' heaps, then frees this one; every base becomes null. Call once no PE uses
+  // them any more (after finalize's barrier), or when tearing down after a failure.
+  virtual void release() noexcept = 0;
+
+ protected:
+  std::vector<char*> peer_bases_;
+};
+
+// The host backend: a memfd, mapped shared by every PE of the node (fds over SCM_RIGHTS). The
+// memory starts zeroed.
+std::unique_ptr<HeapSegment> make_host_heap_segment(const SegmentRequest& request);
+
+}  // namespace tessera::detail

@@ -1,0 +1,83 @@
+#include "launch/block_pool.hpp"
+
+namespace tessera::detail {
+namespace {
+
+// Completion of one grid, shared with the workers so none touches freed state.
+struct GridRun {
+  std::mutex mu;
+  std::condition_variable done;
+  int remaining = 0;
+  std::exception_ptr first;
+
+  void finish(std::exception_ptr error) {
+    std::lock_guard lock(mu);
+    if (error && !first) first = error;
+    if (--remaining == 0) done.notify_all();
+  }
+};
+
+}  // namespace
+
+BlockPool::~BlockPool() {
+  for (auto& w : workers_) {
+    {
+      std::lock_guard lock(w->mu);
+      w->stop = true;
+    }
+    w->cv.notify_one();
+  }
+  for (auto& w : workers_) w->thread.join();
+}
+
+void BlockPool::work(Worker& w) {
+  std::unique_lock lock(w.mu);
+  for (;;) {
+    w.cv.wait(lock, [&] { return w.job != nullptr || w.stop; });
+    if (!w.job) return;
+    auto job = std::move(w.job);
+    w.job = nullptr;
+    lock.unlock();
+    job();
+    lock.lock();
+  }
+}
+
+std::exception_ptr BlockPool::run(int grid, const std::function<void(device::Block)>& fn) {
+  while (static_cast<int>(workers_.size()) < grid - 1) {
+    auto w = std::make_unique<Worker>();
+    Worker* raw = w.get();
+    w->thread = std::thread([raw] { work(*raw); });
+    workers_.push_back(std::move(w));
+  }
+  auto run = std::make_shared<GridRun>();
+  run->remaining = grid;
+  for (int b = 1; b < grid; ++b) {
+    Worker& w = *workers_[static_cast<std::size_t>(b - 1)];
+    {
+      std::lock_guard lock(w.mu);
+      w.job = [run, &fn, b, grid] {
+        std::exception_ptr error;
+        try {
+          fn(device::Block(b, grid));
+        } catch (...) {
+          error = std::current_exception();
+        }
+        run->finish(error);
+      };
+    }
+    w.cv.notify_one();
+  }
+  std::exception_ptr error;
+  try {
+    fn(device::Block(0, grid));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  run->finish(error);
+  std::unique_lock lock(run->mu);
+  run->done.wait(lock, [&] { return run->remaining == 0; });
+  return run->first;
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,151 @@
+#include "tessera/stream.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "launch/block_pool.hpp"
+#include "launch/native_stream.hpp"
+#include "tessera/device/failure.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera {
+namespace {
+
+ErrorCode error_code(device::FailureCode code) {
+  switch (code) {
+    case device::FailureCode::timeout:
+      return ErrorCode::timeout;
+    case device::FailureCode::invalid_argument:
+      return ErrorCode::invalid_argument;
+    case device::FailureCode::transport:
+      return ErrorCode::transport;
+    case device::FailureCode::peer_lost:
+      return ErrorCode::peer_lost;
+  }
+  return ErrorCode::internal;
+}
+
+// The failure of a task as the tessera::Error synchronize() throws.
+std::exception_ptr as_error(std::exception_ptr failure, int pe) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const device::Failure& f) {
+    return std::make_exception_ptr(Error(error_code(f.code()), pe, f.what()));
+  } catch (const Error&) {
+    return std::current_exception();
+  } catch (const std::exception& e) {
+    return std::make_exception_ptr(
+        Error(ErrorCode::internal, pe, std::string("work on a stream threw: ") + e.what()));
+  } catch (...) {
+    return std::make_exception_ptr(
+        Error(ErrorCode::internal, pe, "work on a stream threw a non-standard exception"));
+  }
+}
+
+}  // namespace
+
+struct Stream::Impl {
+  int pe;
+  std::mutex mu;
+  std::condition_variable wake;  // work arrived, or stop
+  std::condition_variable idle;  // the queue drained
+  std::deque<std::function<void()>> queue;
+  bool busy = false;
+  bool stop = false;
+  std::exception_ptr error;  // first failure since the last synchronize
+  detail::BlockPool blocks;  // used by the executor thread only
+  std::thread executor;
+  std::unique_ptr<detail::NativeStream> native;  // GPU work, when the backend has a device
+
+  explicit Impl(int p) : pe(p) {}
+
+  void start() {
+    if (!executor.joinable()) executor = std::thread([this] { loop(); });
+  }
+
+  void loop() {
+    std::unique_lock lock(mu);
+    for (;;) {
+      wake.wait(lock, [&] { return !queue.empty() || stop; });
+      if (queue.empty()) return;
+      auto task = std::move(queue.front());
+      queue.pop_front();
+      const bool skip = error != nullptr;
+      busy = true;
+      lock.unlock();
+      std::exception_ptr failure;
+      if (!skip) {
+        try {
+          task();
+        } catch (...) {
+          failure = as_error(std::current_exception(), pe);
+        }
+      }
+      task = nullptr;
+      lock.lock();
+      busy = false;
+      if (failure && !error) error = failure;
+      if (queue.empty()) idle.notify_all();
+    }
+  }
+};
+
+Stream::Stream(int pe) : impl_(std::make_unique<Impl>(pe)) {}
+
+Stream::Stream(int pe, std::unique_ptr<detail::NativeStream> native)
+    : impl_(std::make_unique<Impl>(pe)) {
+  impl_->native = std::move(native);
+}
+
+Stream::~Stream() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stop = true;
+  }
+  impl_->wake.notify_one();
+  if (impl_->executor.joinable()) impl_->executor.join();
+}
+
+int Stream::pe() const { return impl_->pe; }
+
+void* Stream::native_handle() const { return impl_->native ? impl_->native->handle() : nullptr; }
+
+int Stream::native_device() const { return impl_->native ? impl_->native->device() : -1; }
+
+void Stream::enqueue(std::function<void()> fn) {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->start();
+    impl_->queue.push_back(std::move(fn));
+  }
+  impl_->wake.notify_one();
+}
+
+void Stream::enqueue_grid(int grid, std::function<void(device::Block)> fn) {
+  if (grid <= 0) {
+    throw Error(ErrorCode::invalid_argument, impl_->pe,
+                "launch: grid must be at least 1 block, got " + std::to_string(grid));
+  }
+  Impl* impl = impl_.get();
+  enqueue([impl, grid, fn = std::move(fn)] {
+    if (auto failure = impl->blocks.run(grid, fn)) std::rethrow_exception(failure);
+  });
+}
+
+void Stream::synchronize() {
+  if (impl_->native) impl_->native->synchronize();
+  std::exception_ptr error;
+  {
+    std::unique_lock lock(impl_->mu);
+    impl_->idle.wait(lock, [&] { return impl_->queue.empty() && !impl_->busy; });
+    error = std::exchange(impl_->error, nullptr);
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace tessera

@@ -1,0 +1,103 @@
+// Host launcher of gemm_rs: workspace, argument checks, epochs, and the kernel made of the
+// device building block.
+#include "tessera/ops/gemm_rs.hpp"
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "tessera/device/context.hpp"
+#include "tessera/device/ops/gemm_rs.hpp"
+#include "tessera/error.hpp"
+#include "tessera/launch.hpp"
+
+namespace tessera::ops {
+namespace {
+
+namespace td = tessera::device;
+namespace tdo = tessera::device::ops;
+
+[[noreturn]] void bad(int pe, const std::string& message) {
+  throw Error(ErrorCode::invalid_argument, pe, "gemm_rs: " + message);
+}
+
+struct GemmRsKernel {
+  template <class TA, class TB>
+  void operator()(td::Block blk, td::Context ctx, tdo::GemmRsArgs<TA, TB> args) const {
+    tdo::gemm_rs(blk, ctx, args, blk.block_id());
+  }
+};
+
+}  // namespace
+
+GemmRs::GemmRs(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, GemmDtype dtype,
+               const GemmRsOptions& options)
+    : rt_(&rt), m_(m), n_(n), k_local_(k_local), dtype_(dtype), options_(options) {
+  const int pe = rt.pe(), n_pes = rt.n_pes();
+  if (m == 0 || n == 0 || k_local == 0) {
+    bad(pe, "shape must be non-zero, got m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                " k_local=" + std::to_string(k_local));
+  }
+  if (m % static_cast<std::size_t>(n_pes) != 0) {
+    bad(pe, "m=" + std::to_string(m) + " must be a multiple of the number of PEs (" +
+                std::to_string(n_pes) + ")");
+  }
+  if (options.compute_blocks < 1) {
+    bad(pe, "compute_blocks must be at least 1, got " + std::to_string(options.compute_blocks));
+  }
+  if (options.tile_m == 0 || options.tile_n == 0) bad(pe, "tile_m and tile_n must be at least 1");
+  const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
+  const std::size_t tiles = ((m_local + options.tile_m - 1) / options.tile_m) *
+                            ((n + options.tile_n - 1) / options.tile_n);
+  slots_ = rt.alloc<float>(m * n);
+  scratch_ = rt.alloc<float>(static_cast<std::size_t>(options.compute_blocks) * options.tile_m *
+                             options.tile_n);
+  // [tile flags: n_pes * tiles][consumed: n_pes][readers_done: 1]
+  const std::size_t words = static_cast<std::size_t>(n_pes) * (tiles + 1) + 1;
+  words_ = rt.alloc<std::uint64_t>(words);
+  std::memset(words_.get(), 0, words * sizeof(std::uint64_t));
+  rt.barrier();  // every PE's words are zero before any peer signals into them
+}
+
+void GemmRs::run(Stream& stream, const float* a, const float* b, float* c) {
+  run_typed(stream, a, b, c);
+}
+
+void GemmRs::run(Stream& stream, const device::bf16* a, const device::bf16* b, float* c) {
+  run_typed(stream, a, b, c);
+}
+
+template <class T>
+void GemmRs::run_typed(Stream& stream, const T* a, const T* b, float* c) {
+  const int pe = rt_->pe(), n_pes = rt_->n_pes();
+  const GemmDtype given = std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16;
+  if (given != dtype_) {
+    bad(pe, std::string("dtype mismatch: constructed for ") + to_string(dtype_) +
+                " inputs, called with " + to_string(given));
+  }
+  if (a == nullptr || b == nullptr || c == nullptr) {
+    bad(pe, std::string("null ") +
+                (a == nullptr   ? "a"
+                 : b == nullptr ? "b"
+                                : "c") +
+                " on PE " + std::to_string(pe));
+  }
+  const std::size_t m_local = m_ / static_cast<std::size_t>(n_pes);
+  tdo::GemmRsArgs<T, T> args;
+  args.a = td::Tile<const T>(a, m_, k_local_);
+  args.b = td::Tile<const T>(b, k_local_, n_);
+  args.c = td::Tile<float>(c, m_local, n_);
+  args.slots = slots_.get();
+  args.scratch = scratch_.get();
+  args.tile_m = options_.tile_m;
+  args.tile_n = options_.tile_n;
+  args.compute_blocks = options_.compute_blocks;
+  args.tile_flags = words_.get();
+  args.consumed = args.tile_flags + static_cast<std::size_t>(n_pes) * args.tiles_per_shard();
+  args.readers_done = args.consumed + n_pes;
+  args.epoch = ++epoch_;
+  args.comm_delay_us = options_.comm_delay_us;
+  launch(stream, options_.compute_blocks, GemmRsKernel{}, rt_->device_context(), args);
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,66 @@
+// The libfabric transport (DESIGN §6): one RDM endpoint per PE with FI_RMA | FI_ATOMIC, the
+// heap registered and its address, key and base exchanged through the bootstrap, and one proxy
+// thread per PE that drains the PE's descriptor ring (device/tessera/device/proxy.hpp) into
+// fi_write / fi_read / fi_atomic calls and keeps polling the completion queue for the PE's whole
+// life, so peers' operations on this PE's heap make progress on manual-progress providers.
+// Internal; fabric.cpp is the only file that includes <rdma/*.h>.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/log.hpp"
+#include "tessera/bootstrap.hpp"
+#include "tessera/device/proxy.hpp"
+#include "transport/topology.hpp"
+
+namespace tessera::detail {
+
+// What building the transport needs. Building it is collective over `bootstrap`.
+struct FabricRequest {
+  Bootstrap& bootstrap;
+  int pe = 0;
+  int n_pes = 1;
+  char* segment = nullptr;  // this PE's heap followed by its control area, registered whole
+  std::size_t segment_bytes = 0;
+  std::size_t heap_bytes = 0;      // user heap: [0, heap_bytes)
+  std::size_t control_offset = 0;  // control words: [control_offset, + control_bytes)
+  std::size_t control_bytes = 0;
+  device::ProxyChannel* ring = nullptr;  // host address of this PE's ring (zeroed memory)
+  std::size_t ring_bytes = 0;
+  std::string provider;  // TESSERA_FABRIC_PROVIDER; empty = the best offered
+  Placement placement;   // cores for the proxy thread, NICs to prefer
+  Timeout timeout;
+  Logger log;
+};
+
+class FabricTransport {
+ public:
+  virtual ~FabricTransport() = default;
+  // "tcp;ofi_rxm", "shm", ...
+  virtual std::string provider() const = 0;
+  // The domain (NIC) the endpoint lives on: "lo", "eth0", "mlx5_0", "shm".
+  virtual std::string nic() const = 0;
+  // Waits (bounded) until every descriptor pushed so far completed; throws the proxy's failure.
+  virtual void drain() = 0;
+  // Stops the proxy thread. Call once no peer uses this PE's heap (after finalize's barrier).
+  virtual void stop() noexcept = 0;
+};
+
+// True when this build has libfabric.
+bool fabric_available();
+
+// Opens the endpoint, registers the heap, exchanges addresses and starts the proxy thread.
+// Throws Error(transport) when no provider offers RDM + RMA + atomics (listing what is offered).
+std::unique_ptr<FabricTransport> make_fabric_transport(const FabricRequest& request);
+
+// Microseconds of each of `rounds` fi_write calls of `bytes` from PE `from` to PE `to`, each
+// waited for to completion, on a fresh endpoint of the same provider: the bench's limit.
+// Collective over `bootstrap`; returns the times on `from`, an empty vector elsewhere.
+std::vector<double> fabric_raw_write_times(Bootstrap& bootstrap, const std::string& provider,
+                                           int from, int to, std::size_t bytes, int rounds,
+                                           Timeout timeout);
+
+}  // namespace tessera::detail

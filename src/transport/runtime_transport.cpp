@@ -1,0 +1,105 @@
+// The Runtime's side of the network transport: which peers go through the proxy, starting it at
+// init, and the Runtime's transport queries.
+#include <string>
+
+#include "runtime/runtime_impl.hpp"
+#include "tessera/device/proxy.hpp"
+#include "transport/fabric.hpp"
+#include "transport/topology.hpp"
+
+namespace tessera {
+
+const char* to_string(Transport transport) noexcept {
+  switch (transport) {
+    case Transport::self:
+      return "self";
+    case Transport::mapped:
+      return "mapped";
+    case Transport::proxy:
+      return "proxy";
+    case Transport::unreachable:
+      return "unreachable";
+  }
+  return "?";
+}
+
+namespace detail {
+
+void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segment_bytes) {
+  placement_ = place_pe(node_pe_);
+  // Every PE decides alike from what all know: the job needs the network when some PE cannot
+  // map some other PE (several nodes, or TESSERA_P2P=0).
+  const bool needed = n_pes_ > 1 && (!options_.p2p || node_names_.size() > 1);
+  const bool threads_job = std::string(bootstrap_->name()) == "threads";
+  const bool wanted = options_.fabric == FabricMode::on ||
+                      (options_.fabric == FabricMode::automatic && !threads_job);
+  if (needed && wanted) {
+    if (!fabric_available()) {
+      TESSERA_LOG(log_, warn,
+                  "PEs on other nodes are unreachable: this build has no libfabric, so there is "
+                  "no network transport");
+    } else {
+      FabricRequest request{*bootstrap_,
+                            pe_,
+                            n_pes_,
+                            base(),
+                            segment_bytes,
+                            options_.heap_size,
+                            control_offset,
+                            device::Context::kBarrierWordsBytes,
+                            static_cast<device::ProxyChannel*>(proxy_ring_.host),
+                            proxy_ring_.bytes,
+                            options_.fabric_provider,
+                            placement_,
+                            options_.timeout,
+                            log_};
+      fabric_ = make_fabric_transport(request);
+    }
+  }
+  transports_.assign(static_cast<std::size_t>(n_pes_), Transport::unreachable);
+  for (int p = 0; p < n_pes_; ++p) {
+    auto& t = transports_[static_cast<std::size_t>(p)];
+    if (p == pe_) {
+      t = Transport::self;
+    } else if (peer_base_[static_cast<std::size_t>(p)] != nullptr) {
+      t = Transport::mapped;
+    } else if (fabric_) {
+      t = Transport::proxy;
+    }
+  }
+}
+
+}  // namespace detail
+
+Transport Runtime::transport(int pe) const {
+  const auto& rt = impl();
+  if (pe < 0 || pe >= rt.n_pes_) {
+    rt.fail(ErrorCode::invalid_argument, "transport: PE " + std::to_string(pe) +
+                                             " is outside [0, " + std::to_string(rt.n_pes_) + ")");
+  }
+  return rt.transports_[static_cast<std::size_t>(pe)];
+}
+
+std::string Runtime::fabric_provider() const {
+  const auto& rt = impl();
+  return rt.fabric_ ? rt.fabric_->provider() : std::string();
+}
+
+std::string Runtime::fabric_nic() const {
+  const auto& rt = impl();
+  return rt.fabric_ ? rt.fabric_->nic() : std::string();
+}
+
+std::string Runtime::proxy_cpuset() const { return impl().placement_.cpuset; }
+
+int Runtime::numa_node() const { return impl().placement_.numa_node; }
+
+std::vector<double> Runtime::fabric_raw_write_times(int from, int to, std::size_t bytes,
+                                                    int rounds) {
+  auto& rt = impl();
+  const std::string provider = rt.fabric_ ? rt.fabric_->provider() : rt.options_.fabric_provider;
+  return detail::fabric_raw_write_times(*rt.bootstrap_, provider, from, to, bytes, rounds,
+                                        rt.options_.timeout);
+}
+
+}  // namespace tessera

@@ -1,0 +1,26 @@
+// The litmus tests with PEs as threads (the same code runs across processes as device_litmus
+// under mpirun).
+#include "litmus.hpp"
+#include "device_test_util.hpp"
+
+namespace tessera::device_test {
+namespace {
+
+class Litmus : public ::testing::TestWithParam<int> {};
+
+TEST_P(Litmus, EveryCaseHasZeroViolations) {
+  const int n = GetParam();
+  // Fewer rounds than across processes: threads share the test's time budget.
+  const std::uint64_t iterations = 20000;
+  testing::run_pes(n, [&](Runtime& rt) {
+    for (const auto& c : litmus::kCases) {
+      const auto res = c.run(rt, iterations);
+      EXPECT_EQ(res.violations, 0u) << c.name << " on PE " << rt.pe() << ": " << res.detail;
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Pes, Litmus, ::testing::Values(1, 2, 4));
+
+}  // namespace
+}  // namespace tessera::device_test

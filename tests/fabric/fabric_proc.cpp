@@ -1,0 +1,168 @@
+// One PE of a multi-process fabric test, started by tessera-run (or by hand, one per network
+// namespace). Modes:
+//   ops        every PE moves data to and from every other PE with put, get, put_signal,
+//              signal and the remote atomics, then meets the others at a device barrier; prints
+//              "fabric ops PASS" per PE and each peer's transport.
+//   peer-lost  PE 1 leaves without finalizing; PE 0's next puts to it must end with PeerLost
+//              naming PE 1 (or Timeout), never hang; prints "peer-lost PASS".
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "tessera/device.hpp"
+#include "tessera/launch.hpp"
+#include "tessera/tessera.hpp"
+
+namespace td = tessera::device;
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, int pe, const std::string& what) {
+  if (ok) return;
+  ++failures;
+  std::fprintf(stderr, "PE %d: FAILED %s\n", pe, what.c_str());
+}
+
+template <class Fn>
+void run_kernel(tessera::Runtime& rt, Fn fn) {
+  tessera::launch(rt.stream(), 1, [fn](td::Block blk) { fn(blk); });
+  rt.stream().synchronize();
+}
+
+int ops(tessera::Runtime& rt) {
+  const int me = rt.pe();
+  const int n = rt.n_pes();
+  constexpr std::size_t kWords = 4096;
+  auto inbox = rt.alloc<std::uint64_t>(kWords * static_cast<std::size_t>(n));
+  auto source = rt.alloc<std::uint64_t>(kWords);
+  auto sig = rt.alloc<std::uint64_t>(static_cast<std::size_t>(n));
+  auto words = rt.alloc<std::uint64_t>(4);
+  auto small = rt.alloc<std::int32_t>(2);
+  for (std::size_t i = 0; i < kWords; ++i) source[i] = (static_cast<std::uint64_t>(me) << 32) | i;
+  for (int p = 0; p < n; ++p) sig[static_cast<std::size_t>(p)] = 0;
+  for (int i = 0; i < 4; ++i) words[static_cast<std::size_t>(i)] = 0;
+  small[0] = 100;
+  small[1] = 0;
+  rt.barrier();
+  std::string transports;
+  for (int p = 0; p < n; ++p)
+    transports += std::string(p ? "," : "") + tessera::to_string(rt.transport(p));
+  std::vector<std::uint64_t> local(kWords);
+  std::vector<std::uint64_t> fetched(static_cast<std::size_t>(n));
+  std::vector<std::int32_t> mins(static_cast<std::size_t>(n));
+  const auto ctx = rt.device_context();
+  run_kernel(rt, [&, ctx](td::Block blk) {
+    for (int i = 1; i < n; ++i) {
+      const int p = (me + i) % n;
+      // put_signal my source into slot `me` of p's inbox.
+      td::put_signal(blk, ctx, td::make_tile(inbox.get() + kWords * me, kWords),
+                     td::make_tile<const std::uint64_t>(source.get(), kWords), sig.get() + me, 1,
+                     td::SignalOp::set, p);
+      td::atomic_add(ctx, words.get(), std::uint64_t{1}, p);
+      fetched[static_cast<std::size_t>(p)] =
+          td::atomic_fetch_add(ctx, words.get() + 1, std::uint64_t{10}, p);
+      td::atomic_fetch_or(ctx, words.get() + 2, std::uint64_t{1} << me, p);
+      mins[static_cast<std::size_t>(p)] = td::atomic_fetch_min(ctx, small.get(), -me, p);
+      td::atomic_compare_exchange(ctx, small.get() + 1, 0, me + 1, p);
+    }
+    td::barrier(blk, ctx);
+    for (int i = 1; i < n; ++i) {
+      const int p = (me + i) % n;
+      td::wait_until(blk, ctx, sig.get() + p, td::Cmp::ge, 1);
+    }
+    // get p's source back, strided: every other word.
+    const int p = (me + 1) % n;
+    td::get(blk, ctx, td::make_tile(local.data(), kWords / 2, 1, 1),
+            td::make_tile<const std::uint64_t>(source.get(), kWords / 2, 1, 2), p);
+    td::signal(ctx, words.get() + 3, 5, td::SignalOp::add, p);
+    td::barrier(blk, ctx);
+  });
+  const auto un = static_cast<std::uint64_t>(n);
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    const std::size_t at = kWords * static_cast<std::size_t>(p);
+    expect(inbox[at] == (static_cast<std::uint64_t>(p) << 32) &&
+               inbox[at + kWords - 1] == ((static_cast<std::uint64_t>(p) << 32) | (kWords - 1)),
+           me, "put_signal data from PE " + std::to_string(p));
+    expect(fetched[static_cast<std::size_t>(p)] % 10 == 0 &&
+               fetched[static_cast<std::size_t>(p)] < 10 * (un - 1),
+           me, "fetch_add result from PE " + std::to_string(p));
+  }
+  const int right = (me + 1) % n;
+  for (std::size_t i = 0; i < kWords / 2; ++i) {
+    if (local[i] != ((static_cast<std::uint64_t>(right) << 32) | (2 * i))) {
+      expect(false, me, "get word " + std::to_string(i) + " from PE " + std::to_string(right));
+      break;
+    }
+  }
+  expect(words[0] == un - 1, me, "atomic_add total " + std::to_string(words[0]));
+  expect(words[1] == 10 * (un - 1), me, "fetch_add total " + std::to_string(words[1]));
+  const std::uint64_t others = ((std::uint64_t{1} << n) - 1) & ~(std::uint64_t{1} << me);
+  expect(words[2] == others, me, "fetch_or bits " + std::to_string(words[2]));
+  expect(words[3] == 5, me, "signal add " + std::to_string(words[3]));
+  expect(small[0] == -(me == n - 1 ? n - 2 : n - 1), me, "fetch_min " + std::to_string(small[0]));
+  expect(small[1] >= 1 && small[1] <= n, me, "compare_exchange " + std::to_string(small[1]));
+  rt.barrier();
+  std::printf("fabric ops %s PE %d/%d provider %s nic %s transports %s\n",
+              failures == 0 ? "PASS" : "FAIL", me, n, rt.fabric_provider().c_str(),
+              rt.fabric_nic().c_str(), transports.c_str());
+  std::fflush(stdout);
+  return failures == 0 ? 0 : 1;
+}
+
+int peer_lost(tessera::Runtime& rt) {
+  const int me = rt.pe();
+  auto box = rt.alloc<std::uint64_t>(1024);
+  rt.barrier();
+  if (me == 1) {
+    std::fflush(stdout);
+    _exit(0);  // vanish: no finalize, endpoint and sockets closed by the kernel
+  }
+  std::vector<std::uint64_t> data(1024, 7);
+  const auto ctx = rt.device_context();
+  try {
+    // Keep writing until the loss is noticed; each put is bounded by TESSERA_TIMEOUT.
+    for (int i = 0; i < 1000; ++i) {
+      run_kernel(rt, [&, ctx](td::Block blk) {
+        td::put(blk, ctx, td::make_tile(box.get(), 1024),
+                td::make_tile<const std::uint64_t>(data.data(), 1024), 1);
+      });
+      usleep(10000);  // paces the puts over ~10 s; the loss itself is detected by the puts
+    }
+    std::printf("peer-lost FAIL: puts to a vanished PE kept succeeding\n");
+    std::fflush(stdout);
+    _exit(1);
+  } catch (const tessera::Error& e) {
+    const bool named = std::string(e.what()).find("PE 1") != std::string::npos;
+    const bool ok =
+        (e.code() == tessera::ErrorCode::peer_lost || e.code() == tessera::ErrorCode::timeout) &&
+        named;
+    std::printf("peer-lost %s: %s\n", ok ? "PASS" : "FAIL", e.what());
+    std::fflush(stdout);
+    _exit(ok ? 0 : 1);  // the job is broken: no collective finalize
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "ops";
+  try {
+    auto options = tessera::Options::from_env();
+    if (std::getenv("TESSERA_HEAP_SIZE") == nullptr) options.heap_size = std::size_t{32} << 20;
+    auto rt = tessera::Runtime::init(options);
+    const int rc = mode == "peer-lost" ? peer_lost(rt) : ops(rt);
+    rt.finalize();
+    return rc;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fabric_proc: %s\n", e.what());
+    return 2;
+  }
+}

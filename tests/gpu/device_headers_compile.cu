@@ -1,0 +1,119 @@
+// Compile-only check that the device API is single-source: <tessera/device.hpp> in a __global__
+// kernel that instantiates every call for Thread, Warp and Block and several element types. The
+// CUDA build compiles it for every CMAKE_CUDA_ARCHITECTURES entry (sm_80, sm_90);
+// scripts/hip_compile_check compiles the same file as HIP for gfx90a and gfx940. Nothing runs
+// it: the behaviour is tested by gpu_device_test and by the host-backend suites.
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/device.hpp"
+
+namespace tessera::device_headers_compile {
+
+namespace td = tessera::device;
+
+template <class G, class T>
+TESSERA_DEVICE void rma_calls(G g, const td::Context& ctx, T* heap, std::uint64_t* sig, int pe) {
+  const td::Tile<T> dst = td::make_tile(heap, 4, 8, 16);
+  const td::Tile<const T> src = td::make_tile(static_cast<const T*>(heap + 64), 4, 8, 16);
+  td::put(g, ctx, dst, src, pe);
+  td::get(g, ctx, dst, src, pe);
+  td::put_nbi(g, ctx, dst, src, pe);
+  td::get_nbi(g, ctx, dst, src, pe);
+  td::put_signal(g, ctx, dst, src, sig, 1, td::SignalOp::set, pe);
+  td::put_signal_nbi(g, ctx, td::make_tile(heap, 1), td::make_tile(heap + 1, 1), sig, 1,
+                     td::SignalOp::add, pe);
+  td::fence(g, ctx);
+  td::quiet(g, ctx);
+}
+
+template <class G>
+TESSERA_DEVICE void signal_calls(G g, const td::Context& ctx, std::uint64_t* sigs, int pe) {
+  td::wait_until(g, ctx, sigs, td::Cmp::ge, 1);
+  td::wait_until(g, ctx, sigs, td::Cmp::eq, 2, td::Sem::relaxed);
+  td::wait_until_all(g, ctx, sigs, 4, td::Cmp::ge, 1);
+  td::barrier(g, ctx);
+  td::sync(g, ctx);
+  if (g.rank() == 0) {
+    td::signal(ctx, sigs, 3, td::SignalOp::add, pe);
+    td::signal(ctx, sigs, 3, td::SignalOp::set, pe, td::Sem::relaxed, td::Scope::device);
+    (void)td::wait_until_any(ctx, sigs, 4, td::Cmp::ne, 0);
+    (void)td::signal_fetch(sigs);
+  }
+}
+
+template <class T>
+TESSERA_DEVICE T atomic_calls(const td::Context& ctx, T* word, int pe) {
+  T r = td::atomic_load(ctx, word, pe);
+  td::atomic_store(ctx, word, T{1}, pe);
+  r += td::atomic_fetch_add(ctx, word, T{1}, pe, td::Sem::relaxed, td::Scope::block);
+  td::atomic_add(ctx, word, T{1}, pe);
+  r += td::atomic_exchange(ctx, word, T{2}, pe, td::Sem::acquire, td::Scope::device);
+  r += td::atomic_compare_exchange(ctx, word, T{2}, T{3}, pe);
+  r += td::atomic_fetch_and(ctx, word, T{7}, pe);
+  r += td::atomic_fetch_or(ctx, word, T{8}, pe);
+  r += td::atomic_fetch_xor(ctx, word, T{1}, pe, td::Sem::release);
+  r += td::atomic_fetch_min(ctx, word, T{0}, pe);
+  r += td::atomic_fetch_max(ctx, word, T{9}, pe);
+  return r;
+}
+
+// One small kernel per call family, group and element type: a single kernel holding every call
+// inlined would cost ptxas minutes and gigabytes.
+template <class G>
+TESSERA_DEVICE G make_group() {
+  if constexpr (std::is_same_v<G, td::Block>) {
+    return td::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
+  } else {
+    return G{};
+  }
+}
+
+template <class G, class T>
+__global__ void rma_kernel(td::Context ctx, T* heap, std::uint64_t* sig, int pe) {
+  rma_calls(make_group<G>(), ctx, heap, sig, pe);
+}
+
+template <class G>
+__global__ void signal_kernel(td::Context ctx, std::uint64_t* sigs, int pe) {
+  signal_calls(make_group<G>(), ctx, sigs, pe);
+}
+
+template <class T>
+__global__ void atomic_kernel(td::Context ctx, T* word, int pe, T* out) {
+  *out = atomic_calls(ctx, word, pe);
+  td::fence(ctx);
+  td::quiet(ctx);
+}
+
+__global__ void platform_kernel(std::uint64_t* out) {
+  out[0] = td::platform::clock_ns();
+  td::platform::spin_pause(100);
+}
+
+// Element types change only the copies, so Block takes them all and Thread and Warp one.
+template __global__ void rma_kernel<td::Block, std::uint8_t>(td::Context, std::uint8_t*,
+                                                             std::uint64_t*, int);
+template __global__ void rma_kernel<td::Block, td::half>(td::Context, td::half*, std::uint64_t*,
+                                                         int);
+template __global__ void rma_kernel<td::Block, float>(td::Context, float*, std::uint64_t*, int);
+template __global__ void rma_kernel<td::Block, std::uint64_t>(td::Context, std::uint64_t*,
+                                                              std::uint64_t*, int);
+template __global__ void rma_kernel<td::Warp, double>(td::Context, double*, std::uint64_t*, int);
+template __global__ void rma_kernel<td::Thread, std::int32_t>(td::Context, std::int32_t*,
+                                                              std::uint64_t*, int);
+template __global__ void signal_kernel<td::Thread>(td::Context, std::uint64_t*, int);
+template __global__ void signal_kernel<td::Warp>(td::Context, std::uint64_t*, int);
+template __global__ void signal_kernel<td::Block>(td::Context, std::uint64_t*, int);
+
+template __global__ void atomic_kernel<std::int32_t>(td::Context, std::int32_t*, int,
+                                                     std::int32_t*);
+template __global__ void atomic_kernel<std::uint32_t>(td::Context, std::uint32_t*, int,
+                                                      std::uint32_t*);
+template __global__ void atomic_kernel<std::int64_t>(td::Context, std::int64_t*, int,
+                                                     std::int64_t*);
+template __global__ void atomic_kernel<std::uint64_t>(td::Context, std::uint64_t*, int,
+                                                      std::uint64_t*);
+
+}  // namespace tessera::device_headers_compile

@@ -1,0 +1,121 @@
+// gemm_tile against a double-precision reference R of the unrounded inputs. Error norm:
+// max |C - R| / max S over all of C, where S = |C0| + sum_p |A[i,p] * B[p,j]| is the magnitude of
+// the terms each entry sums (max |R| alone would blow up on entries that cancel, e.g. 1x1x1 with
+// accumulate). fp32 inputs must be within 1e-5, bf16 inputs (rounded from the same doubles)
+// within 1e-2. Shapes cover 1x1, sizes that are multiples of no blocking, and ld > cols.
+#include "tessera/device/ops/gemm_tile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tessera::ops_test {
+namespace {
+
+namespace td = tessera::device;
+
+struct Shape {
+  std::size_t m, n, k;
+  std::size_t pad = 0;  // extra elements per row of A, B and C (ld = cols + pad)
+};
+
+template <class T>
+T from_double(double v) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(v);
+  } else {
+    return td::ops::to_bf16(static_cast<float>(v));
+  }
+}
+
+template <class TA, class TB>
+void check_gemm(const Shape& s, bool accumulate, double tolerance) {
+  std::mt19937 rng(static_cast<unsigned>(s.m * 131 + s.n * 17 + s.k));
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const std::size_t lda = s.k + s.pad, ldb = s.n + s.pad, ldc = s.n + s.pad;
+  std::vector<double> a(s.m * s.k), b(s.k * s.n), c0(s.m * s.n);
+  for (double& v : a) v = dist(rng);
+  for (double& v : b) v = dist(rng);
+  for (double& v : c0) v = dist(rng);
+  // Padding holds a sentinel that must survive (C) or must not be read into results (A, B).
+  constexpr float kSentinel = 12345.0f;
+  std::vector<TA> a_store(s.m * lda, from_double<TA>(kSentinel));
+  std::vector<TB> b_store(s.k * ldb, from_double<TB>(kSentinel));
+  std::vector<float> c_store(s.m * ldc, kSentinel);
+  for (std::size_t i = 0; i < s.m; ++i)
+    for (std::size_t p = 0; p < s.k; ++p) a_store[i * lda + p] = from_double<TA>(a[i * s.k + p]);
+  for (std::size_t p = 0; p < s.k; ++p)
+    for (std::size_t j = 0; j < s.n; ++j) b_store[p * ldb + j] = from_double<TB>(b[p * s.n + j]);
+  for (std::size_t i = 0; i < s.m; ++i)
+    for (std::size_t j = 0; j < s.n; ++j)
+      c_store[i * ldc + j] = static_cast<float>(c0[i * s.n + j]);
+
+  td::ops::gemm_tile(td::Thread{}, td::Tile<float>(c_store.data(), s.m, s.n, ldc),
+                     td::Tile<const TA>(a_store.data(), s.m, s.k, lda),
+                     td::Tile<const TB>(b_store.data(), s.k, s.n, ldb), accumulate);
+
+  double max_err = 0, max_ref = 0;
+  for (std::size_t i = 0; i < s.m; ++i) {
+    for (std::size_t j = 0; j < s.n; ++j) {
+      double ref = accumulate ? static_cast<double>(static_cast<float>(c0[i * s.n + j])) : 0.0;
+      double scale = std::abs(ref);
+      for (std::size_t p = 0; p < s.k; ++p) {
+        ref += a[i * s.k + p] * b[p * s.n + j];
+        scale += std::abs(a[i * s.k + p] * b[p * s.n + j]);
+      }
+      max_err = std::max(max_err, std::abs(static_cast<double>(c_store[i * ldc + j]) - ref));
+      max_ref = std::max(max_ref, scale);
+    }
+    for (std::size_t j = s.n; j < ldc; ++j) ASSERT_EQ(c_store[i * ldc + j], kSentinel) << "pad";
+  }
+  EXPECT_LE(max_err / std::max(max_ref, 1e-30), tolerance)
+      << s.m << "x" << s.n << "x" << s.k << " pad " << s.pad << " accumulate " << accumulate;
+}
+
+const Shape kShapes[] = {{1, 1, 1},        {1, 1, 1, 3},      {7, 13, 5},    {7, 13, 5, 2},
+                         {65, 33, 17},     {65, 33, 17, 5},   {6, 16, 1},    {12, 48, 64},
+                         {97, 131, 67, 1}, {128, 96, 200, 8}, {3, 200, 300}, {200, 3, 7, 1}};
+
+TEST(GemmTile, Fp32MatchesDoubleReferenceWithin1e5) {
+  for (const Shape& s : kShapes) {
+    for (bool acc : {false, true}) check_gemm<float, float>(s, acc, 1e-5);
+  }
+}
+
+TEST(GemmTile, Bf16MatchesDoubleReferenceWithin1e2) {
+  for (const Shape& s : kShapes) {
+    for (bool acc : {false, true}) {
+      check_gemm<td::bf16, td::bf16>(s, acc, 1e-2);
+      check_gemm<float, td::bf16>(s, acc, 1e-2);
+      check_gemm<td::bf16, float>(s, acc, 1e-2);
+    }
+  }
+}
+
+TEST(GemmTile, EmptyKZeroesOrKeepsC) {
+  std::vector<float> c = {1, 2, 3, 4};
+  std::vector<float> a(2), b(2);
+  td::ops::gemm_tile(td::Thread{}, td::Tile<float>(c.data(), 2, 2),
+                     td::Tile<const float>(a.data(), 2, 0, 1),
+                     td::Tile<const float>(b.data(), 0, 2), true);
+  EXPECT_EQ(c, (std::vector<float>{1, 2, 3, 4}));
+  td::ops::gemm_tile(td::Thread{}, td::Tile<float>(c.data(), 2, 2),
+                     td::Tile<const float>(a.data(), 2, 0, 1),
+                     td::Tile<const float>(b.data(), 0, 2), false);
+  EXPECT_EQ(c, (std::vector<float>(4, 0.0f)));
+}
+
+TEST(GemmTile, Bf16RoundTripRoundsToNearestEven) {
+  EXPECT_EQ(td::ops::to_float(td::ops::to_bf16(1.0f)), 1.0f);
+  EXPECT_EQ(td::ops::to_bf16(1.00390625f).bits, 0x3f80);  // halfway: to even
+  EXPECT_EQ(td::ops::to_bf16(1.01171875f).bits, 0x3f82);  // halfway: to even (up)
+  EXPECT_TRUE(std::isnan(td::ops::to_float(td::ops::to_bf16(std::nanf("")))));
+}
+
+}  // namespace
+}  // namespace tessera::ops_test
