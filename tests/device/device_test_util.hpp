@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "harness/expect_error.hpp"
 #include "harness/run_pes.hpp"
 #include "tessera/device.hpp"
 #include "tessera/host_rma.hpp"
@@ -19,19 +20,7 @@ namespace tessera::device_test {
 
 namespace td = tessera::device;
 
-// Runs fn and returns the tessera::Error it throws; fails the test when it throws none or the
-// code differs.
-template <class Fn>
-Error expect_error(ErrorCode code, Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e;
-  }
-  ADD_FAILURE() << "expected tessera::Error(" << to_string(code) << ")";
-  return Error(ErrorCode::internal, -1, "no error");
-}
+using testing::expect_error;
 
 // The group of type G inside a host block.
 template <class G>

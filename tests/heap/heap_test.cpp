@@ -8,26 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "harness/expect_error.hpp"
 #include "harness/run_pes.hpp"
 
 namespace tessera {
 namespace {
 
+using testing::expect_error;
 using ::testing::HasSubstr;
 using testing::PeOptions;
 using testing::run_pes;
-
-template <class Fn>
-Error expect_error(ErrorCode code, Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e;
-  }
-  ADD_FAILURE() << "expected tessera::Error(" << to_string(code) << ")";
-  return Error(ErrorCode::internal, -1, "no error");
-}
 
 TEST(Heap, SameOffsetsOnEveryPe) {
   constexpr int kPes = 4;
