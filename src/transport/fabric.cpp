@@ -26,6 +26,10 @@
 namespace tessera::detail {
 namespace {
 
+namespace platform = device::platform;
+using device::Scope;
+using device::Sem;
+
 using device::ProxyAmo;
 using device::ProxyDescriptor;
 using device::ProxyOp;
@@ -406,11 +410,11 @@ class ProxyTransport final : public FabricTransport {
   std::string nic() const override { return endpoint_.nic(); }
 
   void drain() override {
-    const std::uint64_t end = std::atomic_ref(ring_->reserve).load(std::memory_order_acquire);
+    const std::uint64_t end = platform::atomic_load(&ring_->reserve, Sem::acquire, Scope::system);
     const auto start = Clock::now();
     for (std::uint32_t spins = 0;; ++spins) {
       throw_failure();
-      if (std::atomic_ref(ring_->completed).load(std::memory_order_acquire) >= end) return;
+      if (platform::atomic_load(&ring_->completed, Sem::acquire, Scope::system) >= end) return;
       if (!thread_.joinable()) return;
       if (timeout_.count() != 0 && Clock::now() - start > timeout_) {
         throw Error(ErrorCode::timeout, pe_,
@@ -432,7 +436,7 @@ class ProxyTransport final : public FabricTransport {
 
  private:
   void throw_failure() const {
-    const std::uint32_t f = std::atomic_ref(ring_->failure).load(std::memory_order_acquire);
+    const std::uint32_t f = platform::atomic_load(&ring_->failure, Sem::acquire, Scope::system);
     if (f == 0) return;
     const auto code = static_cast<device::FailureCode>(f - 1);
     throw Error(code == device::FailureCode::peer_lost          ? ErrorCode::peer_lost
@@ -449,8 +453,8 @@ class ProxyTransport final : public FabricTransport {
     const std::size_t n = std::min(message.size(), sizeof(ring_->message) - 1);
     std::memcpy(ring_->message, message.data(), n);
     ring_->message[n] = '\0';
-    std::atomic_ref(ring_->failure)
-        .store(static_cast<std::uint32_t>(code) + 1, std::memory_order_release);
+    platform::atomic_store(&ring_->failure, static_cast<std::uint32_t>(code) + 1, Sem::release,
+                           Scope::system);
   }
 
   void run() {
@@ -544,7 +548,7 @@ class ProxyTransport final : public FabricTransport {
       // A slot's in-flight record is reused only once the completed prefix passed its last use.
       if (next_ >= completed_ + n_slots_) return busy;
       ProxyDescriptor* slot = &ring_->slots()[next_ % n_slots_];
-      if (std::atomic_ref(slot->seq).load(std::memory_order_acquire) != next_ + 1) return busy;
+      if (platform::atomic_load(&slot->seq, Sem::acquire, Scope::system) != next_ + 1) return busy;
       const ProxyDescriptor& d = *slot;
       const bool fenced = (d.flags & device::kProxyFenced) != 0 || d.op == ProxyOp::fence ||
                           d.op == ProxyOp::get || d.op == ProxyOp::fetch_atomic ||
@@ -712,10 +716,10 @@ class ProxyTransport final : public FabricTransport {
     if ((op.d.flags & device::kProxyCollect) != 0) {
       std::uint64_t result = op.result;
       if (op.d.word == ProxyWord::i32 || op.d.word == ProxyWord::u32) result &= 0xffffffffu;
-      std::atomic_ref(slot->value).store(result, std::memory_order_relaxed);
-      std::atomic_ref(slot->seq).store(op.ticket + 2, std::memory_order_release);
+      platform::atomic_store(&slot->value, result, Sem::relaxed, Scope::system);
+      platform::atomic_store(&slot->seq, op.ticket + 2, Sem::release, Scope::system);
     } else {
-      std::atomic_ref(slot->seq).store(op.ticket + n_slots_, std::memory_order_release);
+      platform::atomic_store(&slot->seq, op.ticket + n_slots_, Sem::release, Scope::system);
     }
     done_[op.ticket % n_slots_] = 1;
     --outstanding_;
@@ -728,7 +732,7 @@ class ProxyTransport final : public FabricTransport {
       ++completed_;
     }
     if (completed_ != before)
-      std::atomic_ref(ring_->completed).store(completed_, std::memory_order_release);
+      platform::atomic_store(&ring_->completed, completed_, Sem::release, Scope::system);
   }
 
   int pe_;
