@@ -28,19 +28,23 @@ TEST(BackendSelect, AskingForCudaWithoutADeviceThrowsABackendError) {
   }
 }
 
-TEST(BackendSelect, AskingForHipThrowsABackendError) {
+TEST(BackendSelect, AskingForHipWithoutADeviceThrowsABackendError) {
+  if (backend_available(Backend::hip)) GTEST_SKIP() << "a HIP device is visible here";
   try {
     auto rt = Runtime::init(single_pe(Backend::hip));
     FAIL() << "init on the hip backend succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::backend);
-    EXPECT_NE(e.message().find("no HIP backend"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("'hip' was asked for"), std::string::npos) << e.message();
   }
 }
 
-TEST(BackendSelect, AutomaticPicksCudaWhenADeviceIsVisibleElseHost) {
+TEST(BackendSelect, AutomaticPicksAGpuBackendWhenADeviceIsVisibleElseHost) {
   auto rt = Runtime::init(single_pe(Backend::automatic));
-  EXPECT_EQ(rt.backend(), backend_available(Backend::cuda) ? Backend::cuda : Backend::host);
+  const Backend expected = backend_available(Backend::cuda)  ? Backend::cuda
+                           : backend_available(Backend::hip) ? Backend::hip
+                                                             : Backend::host;
+  EXPECT_EQ(rt.backend(), expected);
 }
 
 TEST(BackendSelect, HostIsAlwaysAvailable) {
