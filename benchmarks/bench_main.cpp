@@ -69,6 +69,14 @@ int main(int argc, char** argv) {
                    bench->name, rt.n_pes(), bench->name, bench->name);
       return 2;
     }
+    if (rt.stream().native_handle() != nullptr && !bench->gpu) {
+      std::fprintf(stderr,
+                   "tessera-bench %s: runs on the host backend only so far (it hands host buffers "
+                   "to kernels); on the %s backend only put and signal run. Use "
+                   "TESSERA_BACKEND=host\n",
+                   bench->name, tessera::to_string(rt.backend()));
+      return 2;
+    }
     tessera::bench::IdleBarrier idle(rt);
     std::optional<tessera::bench::Report> report;
     if (rt.pe() == 0) report.emplace(options.json);

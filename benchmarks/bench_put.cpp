@@ -2,8 +2,10 @@
 // `grid` blocks, each block putting its 64-byte-aligned slice, then quiet. Each iteration is timed
 // separately inside one kernel (a grid barrier before and after the put), so the time is the
 // put's own, without the launch.
-//   limit: memcpy of the same bytes by `grid` plain threads in PE 0's process, each copying its
-//          slice between two private, warmed-up buffers, timed the same way;
+//   limit: host backend: memcpy of the same bytes by `grid` plain threads in PE 0's process, each
+//          copying its slice between two private, warmed-up buffers, timed the same way;
+//          GPU backend: cudaMemcpy device-to-device of the same bytes between two private
+//          buffers, timed with CUDA events;
 //   peer:  MPI_Put + MPI_Win_flush into PE 1's part of an MPI shared-memory window.
 #include <cstdint>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu_limit.hpp"
 #include "grid_barrier.hpp"
 #include "mpi_peer.hpp"
 #include "proxy_pair.hpp"
@@ -33,33 +36,38 @@ std::vector<std::size_t> default_sizes() {
   return sizes;  // 8 B ... 64 MiB
 }
 
+struct Slice {
+  std::size_t begin, length;
+};
+
 // The slice [begin, begin + length) of `bytes` that party `rank` of `parties` copies: equal
 // chunks rounded up to 64 bytes, so no two parties write one cache line.
-std::pair<std::size_t, std::size_t> slice(std::size_t bytes, int rank, int parties) {
+TESSERA_HOST_DEVICE inline Slice slice(std::size_t bytes, int rank, int parties) {
   const auto n = static_cast<std::size_t>(parties);
   const std::size_t chunk = ((bytes + n - 1) / n + 63) / 64 * 64;
   const std::size_t begin = static_cast<std::size_t>(rank) * chunk;
   if (begin >= bytes) return {bytes, 0};
-  return {begin, std::min(chunk, bytes - begin)};
+  return {begin, chunk < bytes - begin ? chunk : bytes - begin};
 }
 
 // Runs on PE 0: `rounds` puts of `dst` (a symmetric address: the object on PE `pe`), block 0
-// recording each put's time in times_us[round].
+// recording each put's time in times_us[round]. `barrier_word` and `times_us` are memory the
+// kernel can reach (device memory on a GPU).
 struct PutKernel {
-  void operator()(td::Block blk, td::Context ctx, td::Tile<std::uint8_t> dst,
-                  td::Tile<const std::uint8_t> src, int pe, int rounds, std::uint64_t* barrier_word,
-                  double* times_us) const {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, td::Tile<std::uint8_t> dst,
+                                 td::Tile<const std::uint8_t> src, int pe, int rounds,
+                                 std::uint64_t* barrier_word, double* times_us) const {
     const auto [begin, length] = slice(dst.cols, blk.block_id(), blk.grid_size());
     const td::Tile<std::uint8_t> my_dst = dst.sub(0, begin, 1, length);
     const td::Tile<const std::uint8_t> my_src = src.sub(0, begin, 1, length);
     GridBarrier barrier(barrier_word, blk.grid_size());
     for (int r = 0; r < rounds; ++r) {
-      barrier.arrive_and_wait();
+      barrier.arrive_and_wait(blk);
       const double t0 = now_us();
       if (length != 0) td::put(blk, ctx, my_dst, my_src, pe);
       td::quiet(blk, ctx);
-      barrier.arrive_and_wait();
-      if (blk.block_id() == 0) times_us[r] = now_us() - t0;
+      barrier.arrive_and_wait(blk);
+      if (blk.block_id() == 0 && blk.rank() == 0) times_us[r] = now_us() - t0;
     }
   }
 };
@@ -118,18 +126,26 @@ void run_put(BenchEnv& env) {
                 "the network proxy");
   }
 
+  // On a GPU backend the kernel reaches only device memory: the source tile, the barrier word
+  // and the times live in the symmetric heap there, written and read back with rt.put/rt.get.
+  const bool gpu = env.stream.native_handle() != nullptr;
   Symmetric<std::uint8_t> inbox = rt.alloc<std::uint8_t>(max_bytes);
-  std::memset(inbox.get(), 0, max_bytes);  // faults PE 1's pages in before anything is timed
+  // Zeroing faults PE 1's pages in before anything is timed.
+  rt.put(inbox.get(), std::vector<std::uint8_t>(max_bytes).data(), max_bytes, rt.pe());
+  Symmetric<std::uint8_t> gpu_src = rt.alloc<std::uint8_t>(gpu ? max_bytes : 0);
+  Symmetric<std::uint64_t> barrier_word = rt.alloc<std::uint64_t>(1);
+  Symmetric<double> kernel_times = rt.alloc<double>(static_cast<std::size_t>(rounds));
   const std::string peer_reason = peer::unavailable_reason(rt.pe(), rt.n_pes());
   if (env.report) {
     env.report->note("put: PE 0 -> PE 1, " + std::to_string(rt.n_pes()) + " PEs, " +
                      std::to_string(iters) + " timed iterations after " + std::to_string(warmup) +
                      " warm-up; median per put");
-    env.report->note(proxied
-                         ? "limit = raw fi_write (delivery complete) loop, provider " +
-                               rt.fabric_provider() + " on " + rt.fabric_nic() +
-                               ", same bytes, one write at a time"
-                         : "limit = memcpy by as many plain threads as blocks, private buffers");
+    env.report->note(proxied ? "limit = raw fi_write (delivery complete) loop, provider " +
+                                   rt.fabric_provider() + " on " + rt.fabric_nic() +
+                                   ", same bytes, one write at a time"
+                     : gpu ? "limit = cudaMemcpy device-to-device of the same bytes, private "
+                             "buffers, CUDA-event timed"
+                           : "limit = memcpy by as many plain threads as blocks, private buffers");
     env.report->note("peer  = MPI_Put + MPI_Win_flush on an MPI shared-memory window" +
                      (peer_reason.empty() ? std::string() : " -- " + peer_reason));
   }
@@ -141,6 +157,7 @@ void run_put(BenchEnv& env) {
     src = pattern(max_bytes);
     limit_src = pattern(max_bytes);
     limit_dst = pattern(max_bytes);
+    if (gpu) rt.put(gpu_src.get(), src.data(), max_bytes, rt.pe());
   }
   env.idle.arrive_and_wait();
 
@@ -158,11 +175,14 @@ void run_put(BenchEnv& env) {
       // tessera
       if (rt.pe() == 0) {
         std::vector<double> times(static_cast<std::size_t>(rounds));
-        alignas(64) std::uint64_t barrier_word = 0;
+        const std::uint64_t zero = 0;
+        rt.put(barrier_word.get(), &zero, sizeof(zero), rt.pe());
+        const std::uint8_t* from = gpu ? gpu_src.get() : src.data();
         launch(env.stream, grid, PutKernel{}, ctx, td::make_tile(inbox.get(), bytes),
-               td::make_tile<const std::uint8_t>(src.data(), bytes), 1, rounds, &barrier_word,
-               times.data());
+               td::make_tile<const std::uint8_t>(from, bytes), 1, rounds, barrier_word.get(),
+               kernel_times.get());
         env.stream.synchronize();
+        rt.get(times.data(), kernel_times.get(), times.size() * sizeof(double), rt.pe());
         times.erase(times.begin(), times.begin() + warmup);
         row.time_us = median(times);
       }
@@ -176,7 +196,9 @@ void run_put(BenchEnv& env) {
           row.limit_time_us = median(times);
         }
       } else if (rt.pe() == 0) {
-        std::vector<double> times = memcpy_times(bytes, grid, rounds, limit_dst, limit_src);
+        std::vector<double> times =
+            gpu ? gpu::memcpy_d2d_times(rt.pe(), env.stream.native_device(), bytes, rounds)
+                : memcpy_times(bytes, grid, rounds, limit_dst, limit_src);
         times.erase(times.begin(), times.begin() + warmup);
         row.limit_time_us = median(times);
       }

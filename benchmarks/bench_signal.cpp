@@ -2,9 +2,9 @@
 // PE 1 (round trip / 2). Each PE's mailbox is one symmetric block: the signal word at offset 0
 // and the data right after it, so up to 56 bytes travel in the signal's own cache line. Every
 // round uses the next epoch value, so nothing is reset between rounds or sizes.
-//   limit: the same ping-pong by the two processes' main threads with raw platform atomics on the
-//          same layout (memcpy of the data into the peer's mailbox, release store of the epoch,
-//          pure spin with platform::spin_pause(0) on an acquire load);
+//   limit: the same ping-pong with raw platform atomics on the same layout (copy of the data into
+//          the peer's mailbox, release store of the epoch, pure spin on an acquire load): by the
+//          two processes' main threads on the host backend, by a one-block kernel on each GPU;
 //   peer:  MPI_Send/MPI_Recv ping-pong of the same bytes.
 #include <cstdint>
 #include <cstring>
@@ -41,9 +41,9 @@ Mailbox mailbox(std::uint8_t* block) {
 
 // Runs on PE 0 and PE 1 (grid 1). PE 0 starts each round and records round trip / 2.
 struct PingPongKernel {
-  void operator()(td::Block blk, td::Context ctx, std::uint64_t* sig, td::Tile<std::uint8_t> inbox,
-                  td::Tile<const std::uint8_t> src, std::uint64_t first_epoch, int rounds,
-                  double* times_us) const {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint64_t* sig,
+                                 td::Tile<std::uint8_t> inbox, td::Tile<const std::uint8_t> src,
+                                 std::uint64_t first_epoch, int rounds, double* times_us) const {
     const int other = 1 - ctx.my_pe;
     for (int r = 0; r < rounds; ++r) {
       const std::uint64_t epoch = first_epoch + static_cast<std::uint64_t>(r);
@@ -51,7 +51,7 @@ struct PingPongKernel {
         const double t0 = now_us();
         td::put_signal(blk, ctx, inbox, src, sig, epoch, td::SignalOp::set, other);
         td::wait_until(blk, ctx, sig, td::Cmp::ge, epoch);
-        times_us[r] = (now_us() - t0) / 2;
+        if (blk.rank() == 0) times_us[r] = (now_us() - t0) / 2;
       } else {
         td::wait_until(blk, ctx, sig, td::Cmp::ge, epoch);
         td::put_signal(blk, ctx, inbox, src, sig, epoch, td::SignalOp::set, other);
@@ -60,7 +60,45 @@ struct PingPongKernel {
   }
 };
 
-// The limit, on the calling (main) thread of PE 0 and PE 1.
+// The GPU limit (grid 1 on PE 0 and PE 1): the block's threads copy the data straight into the
+// peer's mapped mailbox, then thread 0 publishes the epoch with a release store and spins on its
+// own word with acquire loads; no checks, no proxy, no device-API call.
+struct RawPingPongKernel {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, Mailbox mine, Mailbox theirs,
+                                 const std::uint8_t* src, std::size_t bytes,
+                                 std::uint64_t first_epoch, int rounds, double* times_us) const {
+    using td::Scope;
+    using td::Sem;
+    const td::Tile<std::uint8_t> dst = td::make_tile(theirs.data, bytes);
+    const td::Tile<const std::uint8_t> from = td::make_tile(src, bytes);
+    auto wait_for = [&](std::uint64_t epoch) {
+      if (blk.rank() == 0) {
+        while (platform::atomic_load(mine.sig, Sem::acquire, Scope::system) < epoch) {
+        }
+      }
+      blk.sync();
+    };
+    auto send = [&](std::uint64_t epoch) {
+      td::detail::copy_tile(blk, dst, from);
+      blk.sync();
+      if (blk.rank() == 0) platform::atomic_store(theirs.sig, epoch, Sem::release, Scope::system);
+    };
+    for (int r = 0; r < rounds; ++r) {
+      const std::uint64_t epoch = first_epoch + static_cast<std::uint64_t>(r);
+      if (ctx.my_pe == 0) {
+        const double t0 = now_us();
+        send(epoch);
+        wait_for(epoch);
+        if (blk.rank() == 0) times_us[r] = (now_us() - t0) / 2;
+      } else {
+        wait_for(epoch);
+        send(epoch);
+      }
+    }
+  }
+};
+
+// The host limit, on the calling (main) thread of PE 0 and PE 1.
 std::vector<double> raw_pingpong(int pe, Mailbox mine, Mailbox theirs, const std::uint8_t* src,
                                  std::size_t bytes, std::uint64_t first_epoch, int rounds) {
   using td::Scope;
@@ -113,12 +151,20 @@ void run_signal(BenchEnv& env) {
   }
 
   const std::size_t block_bytes = kDataOffset + max_bytes;
+  // On a GPU backend kernels reach only device memory: the source and the times live in the
+  // symmetric heap there, written and read back with rt.put/rt.get.
+  const bool gpu = env.stream.native_handle() != nullptr;
   Symmetric<std::uint8_t> tessera_box = rt.alloc<std::uint8_t>(block_bytes, 64);
   Symmetric<std::uint8_t> raw_box = rt.alloc<std::uint8_t>(block_bytes, 64);
-  std::memset(tessera_box.get(), 0, block_bytes);
-  std::memset(raw_box.get(), 0, block_bytes);
+  const std::vector<std::uint8_t> zeros(block_bytes);
+  rt.put(tessera_box.get(), zeros.data(), block_bytes, rt.pe());
+  rt.put(raw_box.get(), zeros.data(), block_bytes, rt.pe());
   std::vector<std::uint8_t> src(max_bytes);
   for (std::size_t i = 0; i < max_bytes; ++i) src[i] = static_cast<std::uint8_t>(i * 131 + 7);
+  Symmetric<std::uint8_t> gpu_src = rt.alloc<std::uint8_t>(gpu ? max_bytes : 0);
+  if (gpu) rt.put(gpu_src.get(), src.data(), max_bytes, rt.pe());
+  const std::uint8_t* kernel_src = gpu ? gpu_src.get() : src.data();
+  Symmetric<double> kernel_times = rt.alloc<double>(static_cast<std::size_t>(rounds));
 
   const std::string peer_reason = peer::unavailable_reason(rt.pe(), rt.n_pes());
   if (env.report) {
@@ -129,8 +175,10 @@ void run_signal(BenchEnv& env) {
         proxied ? "limit = half the completion time of a raw fi_write (delivery complete) of "
                   "signal + data, provider " +
                       rt.fabric_provider() + " on " + rt.fabric_nic()
-                : "limit = raw atomic ping-pong (memcpy + release store, pure spin) on the same "
-                  "layout");
+                : std::string(gpu ? "limit = raw atomic ping-pong by a one-block kernel per GPU "
+                                    "(block copy + release store, pure spin) on the same layout"
+                                  : "limit = raw atomic ping-pong (memcpy + release store, pure "
+                                    "spin) on the same layout"));
     env.report->note("peer  = MPI_Send/MPI_Recv ping-pong" +
                      (peer_reason.empty() ? std::string() : " -- " + peer_reason));
   }
@@ -153,9 +201,10 @@ void run_signal(BenchEnv& env) {
     if (in_pair) {
       const Mailbox box = mailbox(tessera_box.get());
       launch(env.stream, 1, PingPongKernel{}, ctx, box.sig, td::make_tile(box.data, bytes),
-             td::make_tile<const std::uint8_t>(src.data(), bytes), tessera_epoch + 1, rounds,
-             times.data());
+             td::make_tile<const std::uint8_t>(kernel_src, bytes), tessera_epoch + 1, rounds,
+             kernel_times.get());
       env.stream.synchronize();
+      rt.get(times.data(), kernel_times.get(), times.size() * sizeof(double), rt.pe());
     }
     tessera_epoch += static_cast<std::uint64_t>(rounds);
     env.idle.arrive_and_wait();
@@ -174,8 +223,15 @@ void run_signal(BenchEnv& env) {
     } else if (in_pair) {
       const Mailbox mine = mailbox(raw_box.get());
       const Mailbox theirs = mailbox(static_cast<std::uint8_t*>(rt.ptr(raw_box.get(), partner)));
-      std::vector<double> raw =
-          raw_pingpong(rt.pe(), mine, theirs, src.data(), bytes, raw_epoch + 1, rounds);
+      std::vector<double> raw(static_cast<std::size_t>(rounds));
+      if (gpu) {
+        launch(env.stream, 1, RawPingPongKernel{}, ctx, mine, theirs, kernel_src, bytes,
+               raw_epoch + 1, rounds, kernel_times.get());
+        env.stream.synchronize();
+        rt.get(raw.data(), kernel_times.get(), raw.size() * sizeof(double), rt.pe());
+      } else {
+        raw = raw_pingpong(rt.pe(), mine, theirs, src.data(), bytes, raw_epoch + 1, rounds);
+      }
       if (rt.pe() == 0) {
         raw.erase(raw.begin(), raw.begin() + warmup);
         row.limit_time_us = median(raw);

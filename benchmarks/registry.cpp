@@ -13,11 +13,11 @@ void run_gemm_rs(BenchEnv& env);     // bench_gemm_rs.cpp
 const std::vector<Benchmark>& benchmarks() {
   static const std::vector<Benchmark> all = {
       {"put", "PE 0 puts a tile into PE 1's heap from 1 and several blocks; vs memcpy, MPI_Put",
-       run_put},
+       run_put, true},
       {"signal",
        "put_signal -> wait_until ping-pong, one-way latency; vs a raw cache-line ping-pong, "
        "MPI_Send/Recv",
-       run_signal},
+       run_signal, true},
       {"all_gather",
        "ops::all_gather one-shot/ring/auto, 4 KiB ... 16 MiB per PE; vs memcpy of the received "
        "bytes, MPI_Allgather",

@@ -27,6 +27,9 @@ struct Benchmark {
   const char* name;
   const char* summary;  // one line for --help
   void (*run)(BenchEnv& env);
+  // Runs on a GPU backend too. The others pass host buffers to kernels and ops, so on the cuda
+  // backend tessera-bench refuses them with a message instead of faulting.
+  bool gpu = false;
 };
 
 // Every subcommand, in --help order.

@@ -2,9 +2,9 @@
 // device building blocks.
 #include "tessera/ops/ag_gemm.hpp"
 
-#include <cstring>
 #include <string>
 
+#include "ops/heap_fill.hpp"
 #include "tessera/device/context.hpp"
 #include "tessera/device/ops/ag_gemm.hpp"
 #include "tessera/error.hpp"
@@ -22,8 +22,8 @@ namespace tdo = tessera::device::ops;
 
 struct AgGemmKernel {
   template <class TA, class TB>
-  void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
-                  int comm_blocks) const {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
+                                 int comm_blocks) const {
     tdo::ag_gemm(blk, ctx, args, comm_blocks);
   }
 };
@@ -89,7 +89,7 @@ AgGemm::AgGemm(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, G
   // [chunk flags: n_pes * chunks][ready: n_pes][consumed: n_pes][readers_done: 1]
   const std::size_t words = static_cast<std::size_t>(n_pes) * (chunks + 2) + 1;
   words_ = rt.alloc<std::uint64_t>(words);
-  std::memset(words_.get(), 0, words * sizeof(std::uint64_t));
+  detail::zero_heap(rt, words_.get(), words * sizeof(std::uint64_t));
   rt.barrier();  // every PE's words are zero before any peer signals into them
 }
 
@@ -132,7 +132,7 @@ void AgGemm::run_typed(Stream& stream, const T* a_shard, const T* b, float* c) {
     // Peers read the shard in place, so it must be in the heap: stage it. The previous call's
     // kernel has returned, and it waits for every peer to finish reading, so this copy is safe.
     T* stage = reinterpret_cast<T*>(staging_.get());
-    stream.enqueue([stage, a_shard, a_bytes] { std::memcpy(stage, a_shard, a_bytes); });
+    detail::copy_on_stream(stream, stage, a_shard, a_bytes);
     shard = stage;
   }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ops/heap_fill.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "tessera/device/ops/all_gather.hpp"
 #include "tessera/launch.hpp"
@@ -130,9 +131,9 @@ AllGatherAlgo algo_from_env(int pe) {
 }
 
 struct AllGatherKernel {
-  void operator()(td::Block blk, td::Context ctx, void* recv, const void* send, std::size_t bytes,
-                  td::ops::AllGatherSignals sigs, std::uint64_t call, bool ring,
-                  void* staging) const {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, void* recv, const void* send,
+                                 std::size_t bytes, td::ops::AllGatherSignals sigs,
+                                 std::uint64_t call, bool ring, void* staging) const {
     if (ring) {
       td::ops::all_gather_ring(blk, ctx, recv, send, bytes, kAllGatherRingChunk, sigs, call);
     } else if (staging != nullptr) {
@@ -177,7 +178,7 @@ void all_gather(Runtime& rt, Stream& stream, const void* send, void* recv, std::
     const std::size_t words =
         td::ops::AllGatherSignals::kWordsPerPe * static_cast<std::size_t>(rt.n_pes());
     fresh->words = rt.alloc<std::uint64_t>(words);
-    for (std::size_t i = 0; i < words; ++i) fresh->words[i] = 0;
+    detail::zero_heap(rt, fresh->words.get(), words * sizeof(std::uint64_t));
     if (bytes_per_pe <= kAllGatherStagedMax) {
       fresh->staging =
           rt.alloc<std::uint8_t>(2 * static_cast<std::size_t>(rt.n_pes()) * bytes_per_pe);

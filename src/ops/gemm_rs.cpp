@@ -2,10 +2,10 @@
 // device building block.
 #include "tessera/ops/gemm_rs.hpp"
 
-#include <cstring>
 #include <string>
 #include <type_traits>
 
+#include "ops/heap_fill.hpp"
 #include "tessera/device/context.hpp"
 #include "tessera/device/ops/gemm_rs.hpp"
 #include "tessera/error.hpp"
@@ -23,7 +23,8 @@ namespace tdo = tessera::device::ops;
 
 struct GemmRsKernel {
   template <class TA, class TB>
-  void operator()(td::Block blk, td::Context ctx, tdo::GemmRsArgs<TA, TB> args) const {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx,
+                                 tdo::GemmRsArgs<TA, TB> args) const {
     tdo::gemm_rs(blk, ctx, args, blk.block_id());
   }
 };
@@ -55,7 +56,7 @@ GemmRs::GemmRs(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, G
   // [tile flags: n_pes * tiles][consumed: n_pes][readers_done: 1]
   const std::size_t words = static_cast<std::size_t>(n_pes) * (tiles + 1) + 1;
   words_ = rt.alloc<std::uint64_t>(words);
-  std::memset(words_.get(), 0, words * sizeof(std::uint64_t));
+  detail::zero_heap(rt, words_.get(), words * sizeof(std::uint64_t));
   rt.barrier();  // every PE's words are zero before any peer signals into them
 }
 

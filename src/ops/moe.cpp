@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ops/heap_fill.hpp"
 #include "tessera/device/ops/moe.hpp"
 #include "tessera/launch.hpp"
 
@@ -75,18 +76,20 @@ void check_config(Runtime& rt, const MoeConfig& c) {
 
 template <class Idx, class T>
 struct DispatchKernel {
-  void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l, td::ops::MoeWorkspace<T> ws,
-                  const T* x, std::size_t tokens, const Idx* idx, const float* weight,
-                  std::uint64_t epoch, std::uint64_t target) const {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l,
+                                 td::ops::MoeWorkspace<T> ws, const T* x, std::size_t tokens,
+                                 const Idx* idx, const float* weight, std::uint64_t epoch,
+                                 std::uint64_t target) const {
     td::ops::moe_dispatch(blk, ctx, l, ws, x, tokens, idx, weight, epoch, target);
   }
 };
 
 template <class T>
 struct CombineKernel {
-  void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l, td::ops::MoeWorkspace<T> ws,
-                  const T* expert_out, T* y, std::size_t tokens, std::uint64_t epoch,
-                  std::uint64_t call, std::uint64_t target) const {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l,
+                                 td::ops::MoeWorkspace<T> ws, const T* expert_out, T* y,
+                                 std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
+                                 std::uint64_t target) const {
     td::ops::moe_combine(blk, ctx, l, ws, expert_out, y, tokens, epoch, call, target);
   }
 };
@@ -116,7 +119,7 @@ MoeBuffer::MoeBuffer(Runtime& rt, const MoeConfig& config) : rt_(&rt), config_(c
   const std::size_t words =
       round8(2 * n * record_words) + 4 * round8(n) + 8 + round8(blocks * cursor_words);
   words_ = rt.alloc<std::uint64_t>(words);
-  std::fill(words_.begin(), words_.end(), std::uint64_t{0});
+  detail::zero_heap(rt, words_.get(), words * sizeof(std::uint64_t));
   staging_ = rt.alloc<unsigned char>(staging_rows_ * h * es);
   staging_meta_ = rt.alloc<std::uint32_t>(staging_rows_ * (1 + 2 * k));
   expert_x_ = rt.alloc<unsigned char>(config_.expert_capacity * h * es);
@@ -125,7 +128,7 @@ MoeBuffer::MoeBuffer(Runtime& rt, const MoeConfig& config) : rt_(&rt), config_(c
   floats_ = rt.alloc<float>(config_.expert_capacity + blocks * h);
   layout_ = rt.alloc<std::int64_t>(2 * el + 2);
   out_rows_ = rt.alloc<unsigned char>(blocks * h * es);
-  std::fill(layout_.begin(), layout_.end(), std::int64_t{0});
+  detail::zero_heap(rt, layout_.get(), (2 * el + 2) * sizeof(std::int64_t));
   // No peer may signal into the words before every PE has zeroed its own.
   rt.barrier();
 }

@@ -117,5 +117,21 @@ TEST(GemmTile, Bf16RoundTripRoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(td::ops::to_float(td::ops::to_bf16(std::nanf("")))));
 }
 
+TEST(GemmTile, Fp16WidensExactlyIncludingSubnormalsInfinityAndNan) {
+  auto widen = [](std::uint16_t bits) { return td::ops::to_float(td::half{bits}); };
+  EXPECT_EQ(widen(0x3c00), 1.0f);
+  EXPECT_EQ(widen(0xc000), -2.0f);
+  EXPECT_EQ(widen(0x3555), 0.333251953125f);
+  EXPECT_EQ(widen(0x7bff), 65504.0f);
+  EXPECT_EQ(widen(0x0400), std::ldexp(1.0f, -14));     // smallest normal
+  EXPECT_EQ(widen(0x0001), std::ldexp(1.0f, -24));     // smallest subnormal
+  EXPECT_EQ(widen(0x03ff), std::ldexp(1023.0f, -24));  // largest subnormal
+  EXPECT_EQ(widen(0x8000), 0.0f);
+  EXPECT_TRUE(std::signbit(widen(0x8000)));
+  EXPECT_EQ(widen(0x7c00), INFINITY);
+  EXPECT_EQ(widen(0xfc00), -INFINITY);
+  EXPECT_TRUE(std::isnan(widen(0x7e00)));
+}
+
 }  // namespace
 }  // namespace tessera::ops_test

@@ -45,12 +45,35 @@
 #endif
 #define TESSERA_INLINE inline
 
+// [[noreturn]] for functions that end the calling device code (report_failure and the
+// reporters built on it), except in hipcc's device pass: there a call to a noreturn function is
+// followed by `unreachable`, and LLVM 15's AMDGPU backend cannot structure an `unreachable`
+// inside lane-divergent control flow (`if (g.rank() == 0)` of a Warp or Block) and stops with
+// "failed to annotate CFG". The HIP report_failure still never returns: it traps.
+#if defined(__HIP_DEVICE_COMPILE__)
+#define TESSERA_NORETURN
+#else
+#define TESSERA_NORETURN [[noreturn]]
+#endif
+
 // Marks the builders of failure diagnostics, which run at most once per kernel: on GPUs they
 // stay out of line, so the dozens of checks a kernel inlines do not each inline a message.
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define TESSERA_COLD __attribute__((noinline, cold))
 #else
 #define TESSERA_COLD
+#endif
+
+// No-alias hint for pointer parameters of hot loops (every supported compiler spells it so).
+#define TESSERA_RESTRICT __restrict__
+
+// Keeps GCC's loop vectorizer (on at -O3) off a function: register-blocked GEMM micro-kernels
+// are left to the basic-block (SLP) vectorizer, which keeps the accumulators in registers
+// instead of vectorizing the k loop as many reductions that spill. Host code only.
+#if defined(__GNUC__) && !defined(__clang__) && !TESSERA_DEVICE_COMPILE
+#define TESSERA_NO_LOOP_VECTORIZE __attribute__((optimize("O2")))
+#else
+#define TESSERA_NO_LOOP_VECTORIZE
 #endif
 
 #if !TESSERA_DEVICE_COMPILE
@@ -560,15 +583,17 @@ TESSERA_DEVICE inline void spin_pause(std::uint32_t spins) {
   }
 }
 
-// Prints the diagnostic and traps: the kernel ends and the host sees a device fault. Out of
-// line: LLVM 15's AMDGPU backend fails ("failed to annotate CFG") on a trap inlined into the
-// nested spin loops of the barrier.
-[[noreturn]] __attribute__((noinline)) TESSERA_DEVICE inline void report_failure(
-    FailureCode code, const char* message) {
+// Prints the diagnostic and traps: the kernel ends and the host sees a device fault. Not
+// [[noreturn]] to the compiler (see TESSERA_NORETURN): the trap is `s_trap 2` in inline asm, what
+// __builtin_trap lowers to under the HSA trap handler, because __builtin_trap would let LLVM
+// infer noreturn and put back the divergent `unreachable` after every call. Out of line, so the
+// printf is not inlined into every check.
+__attribute__((noinline)) TESSERA_DEVICE inline void report_failure(FailureCode code,
+                                                                    const char* message) {
   printf("tessera: device failure (block %u thread %u, code %u): %s\n",
          static_cast<unsigned>(blockIdx.x), static_cast<unsigned>(threadIdx.x),
          static_cast<unsigned>(code), message);
-  __builtin_trap();
+  asm volatile("s_trap 2" ::: "memory");
 }
 
 TESSERA_DEVICE inline int warp_size() { return warpSize; }  // 64 on gfx9 (CDNA)
@@ -622,3 +647,86 @@ __attribute__((noinline)) TESSERA_DEVICE inline void copy_bytes(void* dst, const
 #endif  // !TESSERA_DEVICE_COMPILE
 
 }  // namespace tessera::device::platform
+
+// --- tensor-core MMA: warp-level 16 x 16 x 16 tiles, fp32 accumulation ---
+//
+// kHasTensorCoreMma says whether this compiler pass has them: CUDA's device pass for sm_80 and
+// newer (nvcuda::wmma). Everywhere else (host, HIP, older GPUs) it is false and the functions are
+// stand-ins that end the kernel with a failure, so portable code calls them only under
+// `if constexpr (platform::kHasTensorCoreMma)`. All 32 lanes of a warp call each function
+// together. Pointers given to mma_16x16x16 and mma_store are 32-byte aligned, in shared or
+// global memory; leading dimensions (in elements) are multiples of 8 for the 16-bit inputs and
+// of 4 for the fp32 result. block_shared<T>() is one T per block in shared memory, the staging
+// area for those loads.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <mma.h>
+
+namespace tessera::device::platform {
+
+inline constexpr bool kHasTensorCoreMma = true;
+
+// The input element type of an MMA: the bits of an IEEE half or a bfloat16.
+enum class MmaInput { f16, bf16 };
+
+// A warp's 16 x 16 fp32 accumulator tile, spread over its lanes' registers.
+struct MmaAccumulator {
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> frag;
+};
+
+TESSERA_DEVICE inline void mma_zero(MmaAccumulator& acc) {
+  nvcuda::wmma::fill_fragment(acc.frag, 0.0f);
+}
+
+// acc += A * B, A and B 16 x 16 row-major (leading dimensions lda and ldb, in elements).
+template <MmaInput kIn>
+TESSERA_DEVICE inline void mma_16x16x16(MmaAccumulator& acc, const void* a, unsigned lda,
+                                        const void* b, unsigned ldb) {
+  using E = std::conditional_t<kIn == MmaInput::bf16, __nv_bfloat16, __half>;
+  namespace wmma = nvcuda::wmma;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major> fb;
+  wmma::load_matrix_sync(fa, static_cast<const E*>(a), lda);
+  wmma::load_matrix_sync(fb, static_cast<const E*>(b), ldb);
+  wmma::mma_sync(acc.frag, fa, fb, acc.frag);
+}
+
+// Writes the accumulator row-major to c (leading dimension ldc, in elements).
+TESSERA_DEVICE inline void mma_store(float* c, unsigned ldc, const MmaAccumulator& acc) {
+  nvcuda::wmma::store_matrix_sync(c, acc.frag, ldc, nvcuda::wmma::mem_row_major);
+}
+
+template <class T>
+TESSERA_DEVICE inline T* block_shared() {
+  __shared__ __align__(128) unsigned char storage[sizeof(T)];
+  return reinterpret_cast<T*>(storage);
+}
+
+}  // namespace tessera::device::platform
+#else
+namespace tessera::device::platform {
+
+inline constexpr bool kHasTensorCoreMma = false;
+enum class MmaInput { f16, bf16 };
+struct MmaAccumulator {};
+
+TESSERA_DEVICE inline void mma_zero(MmaAccumulator&) {}
+
+template <MmaInput kIn>
+TESSERA_NORETURN TESSERA_DEVICE inline void mma_16x16x16(MmaAccumulator&, const void*, unsigned,
+                                                         const void*, unsigned) {
+  report_failure(FailureCode::invalid_argument, "tensor-core MMA called where there is none");
+}
+
+TESSERA_NORETURN TESSERA_DEVICE inline void mma_store(float*, unsigned, const MmaAccumulator&) {
+  report_failure(FailureCode::invalid_argument, "tensor-core MMA called where there is none");
+}
+
+template <class T>
+TESSERA_NORETURN TESSERA_DEVICE inline T* block_shared() {
+  report_failure(FailureCode::invalid_argument, "block_shared called where there is none");
+}
+
+}  // namespace tessera::device::platform
+#endif

@@ -1,31 +1,21 @@
 // The tile GEMM engine the fused ops are made of: C (+)= A * B on tiles, fp32 accumulation.
-// Inputs are float or bf16 (bf16 widened to fp32 on load); C is float. Row-major tiles with
-// leading dimensions. All threads of the group call together and share the work.
+// Inputs are float, bf16 or fp16 (widened to fp32); C is float. Row-major tiles with leading
+// dimensions. All threads of the group call together and share the work. One text for every
+// backend; which engine runs is chosen at compile time from platform.hpp's constants:
+//   host backend        a packed, register-blocked micro-kernel (gemm_tile_blocked);
+//   CUDA, sm_80+        tensor cores (wmma) for a Block multiplying bf16 x bf16 or fp16 x fp16
+//                       (gemm_tile_mma); fp32 inputs and Thread/Warp groups take the portable loop;
+//   other GPU passes    the portable loop (gemm_tile_rows).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "tessera/device/group.hpp"
+#include "tessera/device/platform.hpp"
 #include "tessera/device/tile.hpp"
-
-// No-alias hint for the packed kernels. Belongs in platform.hpp (owned elsewhere); this
-// fallback stands until it is defined there.
-#ifndef TESSERA_RESTRICT
-#define TESSERA_RESTRICT __restrict
-#endif
-
-// Keeps GCC's loop vectorizer (on at -O3) off the micro-kernel: it would vectorize the k loop
-// as 96 reductions and spill, instead of leaving the 6 x 16 block to the basic-block (SLP)
-// vectorizer, which keeps it in registers. Belongs in platform.hpp; local fallback meanwhile.
-#ifndef TESSERA_NO_LOOP_VECTORIZE
-#if defined(__GNUC__) && !defined(__clang__)
-#define TESSERA_NO_LOOP_VECTORIZE __attribute__((optimize("O2")))
-#else
-#define TESSERA_NO_LOOP_VECTORIZE
-#endif
-#endif
 
 namespace tessera::device::ops {
 
@@ -37,6 +27,29 @@ TESSERA_HOST_DEVICE inline float to_float(bf16 v) {
   return f;
 }
 TESSERA_HOST_DEVICE inline float to_float(float v) { return v; }
+
+// The fp32 value of an IEEE fp16 (exact: every half is a float).
+TESSERA_HOST_DEVICE inline float to_float(half v) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(v.bits & 0x8000u) << 16;
+  const std::uint32_t exp = (v.bits >> 10) & 0x1fu;
+  std::uint32_t mant = v.bits & 0x3ffu;
+  std::uint32_t bits = sign;
+  if (exp == 0x1fu) {
+    bits |= 0x7f800000u | (mant << 13);  // inf, NaN
+  } else if (exp != 0) {
+    bits |= ((exp + 112u) << 23) | (mant << 13);
+  } else if (mant != 0) {  // subnormal: normalise
+    std::uint32_t shifts = 0;
+    while ((mant & 0x400u) == 0) {
+      mant <<= 1;
+      ++shifts;
+    }
+    bits |= ((113u - shifts) << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
 
 // The bf16 nearest to `f` (round to nearest even; NaN stays NaN).
 TESSERA_HOST_DEVICE inline bf16 to_bf16(float f) {
@@ -53,7 +66,9 @@ TESSERA_HOST_DEVICE inline bf16 to_bf16(float f) {
 // C m x n (m = c.rows, n = c.cols, k = a.cols; a.rows == m, b.rows == k, b.cols == n). Reads
 // only A and B, writes only C; nothing is made visible to other PEs. Host: a packed, register-
 // blocked kernel (6 x 16 fp32 accumulators over 256-deep k panels, bf16 widened while packing);
-// compile the caller with the target's vector ISA (-march) to get FMA and 8-lane vectors.
+// compile the caller with the target's vector ISA (-march) to get FMA and 8-lane vectors. CUDA
+// (sm_80+), G = Block of at least 8 warps, TA = TB = bf16 or half: tensor cores, 64 x 64 block
+// tiles staged through 27 KiB of shared memory. Elsewhere on GPUs: the portable loop.
 template <class G, class TA, class TB>
 TESSERA_DEVICE void gemm_tile(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
                               bool accumulate);
@@ -83,7 +98,6 @@ TESSERA_DEVICE void gemm_tile_rows(G g, Tile<float> c, Tile<const TA> a, Tile<co
   }
 }
 
-#if !TESSERA_DEVICE_COMPILE
 // Blocking of the host kernel: an MR x NR block of C lives in registers (12 AVX2 registers),
 // a KC x NR sliver of packed B (16 KiB) in L1, an MC x KC block of packed A in L2 and a KC x NC
 // panel of packed B in L2/L3.
@@ -247,26 +261,110 @@ inline void gemm_tile_blocked(G g, Tile<float> c, Tile<const TA> a, Tile<const T
     }
   }
 }
-#endif  // !TESSERA_DEVICE_COMPILE
+// The tensor-core path. C is walked in 64 x 64 block tiles; for each 32-deep step of k the block
+// stages A's 64 x 32 and B's 32 x 64 slices in shared memory (zero-padded at ragged edges, so any
+// shape, leading dimension and alignment works), and each of 8 warps accumulates two 16 x 16
+// sub-tiles of C (rows 16 * (warp / 2), columns 32 * (warp % 2) and 16 more) with the platform's
+// MMA. The fp32 result goes through shared memory to C, predicated at the edges. Padded leading
+// dimensions (+8 halves, +4 floats) keep every fragment 32-byte aligned and spread rows over banks.
+inline constexpr std::size_t kMmaBm = 64;
+inline constexpr std::size_t kMmaBn = 64;
+inline constexpr std::size_t kMmaBk = 32;
+inline constexpr std::size_t kMmaLdA = kMmaBk + 8;
+inline constexpr std::size_t kMmaLdB = kMmaBn + 8;
+inline constexpr std::size_t kMmaLdC = kMmaBn + 4;
+inline constexpr int kMmaWarps = 8;
+
+template <class T>
+struct MmaStage {
+  T a[kMmaBm * kMmaLdA];
+  T b[kMmaBk * kMmaLdB];
+  float c[kMmaBm * kMmaLdC];
+};
+
+template <class T>
+inline constexpr bool is_mma_input_v = std::is_same_v<T, bf16> || std::is_same_v<T, half>;
+
+template <class G, class T>
+TESSERA_DEVICE void gemm_tile_mma(G g, Tile<float> c, Tile<const T> a, Tile<const T> b,
+                                  bool accumulate) {
+  constexpr platform::MmaInput kIn =
+      std::is_same_v<T, bf16> ? platform::MmaInput::bf16 : platform::MmaInput::f16;
+  MmaStage<T>& st = *platform::block_shared<MmaStage<T>>();
+  const std::size_t m = c.rows, n = c.cols, k = a.cols;
+  const auto threads = static_cast<std::size_t>(g.size());
+  const auto tid = static_cast<std::size_t>(g.rank());
+  const int warp = g.rank() / platform::warp_size();
+  const std::size_t wm = static_cast<std::size_t>(warp / 2) * 16;
+  const std::size_t wn = static_cast<std::size_t>(warp % 2) * 32;
+  const T zero{};
+  for (std::size_t m0 = 0; m0 < m; m0 += kMmaBm) {
+    for (std::size_t n0 = 0; n0 < n; n0 += kMmaBn) {
+      platform::MmaAccumulator acc0, acc1;
+      platform::mma_zero(acc0);
+      platform::mma_zero(acc1);
+      for (std::size_t k0 = 0; k0 < k; k0 += kMmaBk) {
+        for (std::size_t i = tid; i < kMmaBm * kMmaBk; i += threads) {
+          const std::size_t r = i / kMmaBk, p = i % kMmaBk;
+          st.a[r * kMmaLdA + p] = m0 + r < m && k0 + p < k ? a.row(m0 + r)[k0 + p] : zero;
+        }
+        for (std::size_t i = tid; i < kMmaBk * kMmaBn; i += threads) {
+          const std::size_t p = i / kMmaBn, j = i % kMmaBn;
+          st.b[p * kMmaLdB + j] = k0 + p < k && n0 + j < n ? b.row(k0 + p)[n0 + j] : zero;
+        }
+        g.sync();
+        if (warp < kMmaWarps) {
+          for (std::size_t kk = 0; kk < kMmaBk; kk += 16) {
+            const T* a_frag = st.a + wm * kMmaLdA + kk;
+            const T* b_frag = st.b + kk * kMmaLdB + wn;
+            platform::mma_16x16x16<kIn>(acc0, a_frag, kMmaLdA, b_frag, kMmaLdB);
+            platform::mma_16x16x16<kIn>(acc1, a_frag, kMmaLdA, b_frag + 16, kMmaLdB);
+          }
+        }
+        g.sync();
+      }
+      if (warp < kMmaWarps) {
+        platform::mma_store(st.c + wm * kMmaLdC + wn, kMmaLdC, acc0);
+        platform::mma_store(st.c + wm * kMmaLdC + wn + 16, kMmaLdC, acc1);
+      }
+      g.sync();
+      const std::size_t rows = m - m0 < kMmaBm ? m - m0 : kMmaBm;
+      const std::size_t cols = n - n0 < kMmaBn ? n - n0 : kMmaBn;
+      for (std::size_t i = tid; i < rows * cols; i += threads) {
+        const std::size_t r = i / cols, j = i % cols;
+        float* out = c.row(m0 + r) + n0 + j;
+        const float v = st.c[r * kMmaLdC + j];
+        *out = accumulate ? *out + v : v;
+      }
+      g.sync();  // the next block tile restages st
+    }
+  }
+}
 
 }  // namespace detail
 
 template <class G, class TA, class TB>
 TESSERA_DEVICE void gemm_tile(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
                               bool accumulate) {
-#if !TESSERA_DEVICE_COMPILE
   if (c.rows == 0 || c.cols == 0) {
     g.sync();
     return;
   }
-  if (a.cols == 0) {
+  if constexpr (platform::kHasTensorCoreMma && std::is_same_v<G, Block> && std::is_same_v<TA, TB> &&
+                detail::is_mma_input_v<TA>) {
+    if (a.cols != 0 && g.size() >= detail::kMmaWarps * platform::warp_size()) {
+      detail::gemm_tile_mma(g, c, a, b, accumulate);
+      g.sync();
+      return;
+    }
+  }
+  if constexpr (TESSERA_DEVICE_COMPILE != 0) {
+    detail::gemm_tile_rows(g, c, a, b, accumulate);
+  } else if (a.cols == 0) {
     detail::gemm_tile_rows(g, c, a, b, accumulate);  // C = 0 or unchanged
   } else {
     detail::gemm_tile_blocked(g, c, a, b, accumulate);
   }
-#else
-  detail::gemm_tile_rows(g, c, a, b, accumulate);
-#endif
   g.sync();
 }
 

@@ -1,0 +1,127 @@
+// Compile-only check that the fused ops' device building blocks (<tessera/device/ops/*.hpp>) and
+// the stream-ordered host calls (<tessera/host_rma.hpp>) are single-source, compiled for every
+// CMAKE_CUDA_ARCHITECTURES entry. The ops' launchers (src/ops/*.cpp, nvcc-compiled in a CUDA
+// build) instantiate each op's Block kernel with the host API's types; this file adds the rest:
+// the tensor-core GEMM (bf16 and fp16 in a Block) and the portable loop (fp32, Thread and Warp
+// groups), the ops' building blocks for Warp groups, a user epilogue, and the one-block kernels
+// host_rma.hpp launches on a GPU stream. One small kernel each: ptxas time grows fast with
+// kernel size. Nothing here runs.
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/device.hpp"
+#include "tessera/device/ops/ag_gemm.hpp"
+#include "tessera/device/ops/all_gather.hpp"
+#include "tessera/device/ops/gemm_rs.hpp"
+#include "tessera/device/ops/gemm_tile.hpp"
+#include "tessera/host_rma.hpp"
+
+namespace tessera::ops_device_compile {
+
+namespace td = tessera::device;
+namespace tdo = tessera::device::ops;
+
+template <class G>
+TESSERA_DEVICE G make_group() {
+  if constexpr (std::is_same_v<G, td::Block>) {
+    return td::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
+  } else {
+    return G{};
+  }
+}
+
+template <class G, class T>
+__global__ void gemm_tile_kernel(td::Tile<float> c, td::Tile<const T> a, td::Tile<const T> b,
+                                 bool accumulate) {
+  tdo::gemm_tile(make_group<G>(), c, a, b, accumulate);
+}
+
+template <class G>
+__global__ void all_gather_oneshot_kernel(td::Context ctx, void* recv, const void* send,
+                                          std::size_t bytes, tdo::AllGatherSignals sigs,
+                                          std::uint64_t call) {
+  tdo::all_gather_oneshot(make_group<G>(), ctx, recv, send, bytes, sigs, call);
+}
+
+template <class G>
+__global__ void all_gather_ring_kernel(td::Context ctx, void* recv, const void* send,
+                                       std::size_t bytes, tdo::AllGatherSignals sigs,
+                                       std::uint64_t call) {
+  tdo::all_gather_ring(make_group<G>(), ctx, recv, send, bytes, 4096, sigs, call);
+}
+
+// A user epilogue, as examples/ag_gemm_epilogue.cpp writes one: bias + ReLU on each C tile.
+struct BiasRelu {
+  const float* bias;
+  template <class G>
+  TESSERA_DEVICE void operator()(G g, td::Tile<float> c, std::size_t, std::size_t col0) const {
+    for (std::size_t i = static_cast<std::size_t>(g.rank()); i < c.rows * c.cols;
+         i += static_cast<std::size_t>(g.size())) {
+      float& v = c.row(i / c.cols)[i % c.cols];
+      const float x = v + bias[col0 + i % c.cols];
+      v = x > 0.0f ? x : 0.0f;
+    }
+    g.sync();
+  }
+};
+
+template <class G, class T>
+__global__ void ag_gemm_compute_kernel(td::Context ctx, tdo::AgGemmArgs<T, T> args,
+                                       const float* bias) {
+  tdo::ag_gemm_compute(make_group<G>(), ctx, args, 0, BiasRelu{bias});
+}
+
+template <class G, class T>
+__global__ void ag_gemm_communicate_kernel(td::Context ctx, tdo::AgGemmArgs<T, T> args) {
+  tdo::ag_gemm_communicate(make_group<G>(), ctx, args, 0, 1);
+}
+
+template <class G, class T>
+__global__ void gemm_rs_kernel(td::Context ctx, tdo::GemmRsArgs<T, T> args) {
+  tdo::gemm_rs(make_group<G>(), ctx, args, 0);
+}
+
+// Block kernels of every op with the host API's types are instantiated by src/ops/*.cpp (moe
+// included); here: the GEMM engine's other paths and the ops' Warp-group instantiations.
+template __global__ void gemm_tile_kernel<td::Block, td::bf16>(td::Tile<float>,
+                                                               td::Tile<const td::bf16>,
+                                                               td::Tile<const td::bf16>, bool);
+template __global__ void gemm_tile_kernel<td::Block, td::half>(td::Tile<float>,
+                                                               td::Tile<const td::half>,
+                                                               td::Tile<const td::half>, bool);
+template __global__ void gemm_tile_kernel<td::Block, float>(td::Tile<float>, td::Tile<const float>,
+                                                            td::Tile<const float>, bool);
+template __global__ void gemm_tile_kernel<td::Warp, td::bf16>(td::Tile<float>,
+                                                              td::Tile<const td::bf16>,
+                                                              td::Tile<const td::bf16>, bool);
+template __global__ void gemm_tile_kernel<td::Thread, float>(td::Tile<float>, td::Tile<const float>,
+                                                             td::Tile<const float>, bool);
+
+template __global__ void all_gather_oneshot_kernel<td::Warp>(td::Context, void*, const void*,
+                                                             std::size_t, tdo::AllGatherSignals,
+                                                             std::uint64_t);
+template __global__ void all_gather_ring_kernel<td::Warp>(td::Context, void*, const void*,
+                                                          std::size_t, tdo::AllGatherSignals,
+                                                          std::uint64_t);
+template __global__ void ag_gemm_compute_kernel<td::Block, td::bf16>(
+    td::Context, tdo::AgGemmArgs<td::bf16, td::bf16>, const float*);
+template __global__ void ag_gemm_communicate_kernel<td::Warp, float>(td::Context,
+                                                                     tdo::AgGemmArgs<float, float>);
+template __global__ void gemm_rs_kernel<td::Warp, td::bf16>(td::Context,
+                                                            tdo::GemmRsArgs<td::bf16, td::bf16>);
+
+// The stream-ordered host calls: on a GPU stream each launches a one-block kernel.
+void stream_calls(Stream& s, const td::Context& ctx, float* f, std::uint8_t* bytes, td::bf16* h,
+                  std::uint64_t* sig) {
+  put_on_stream(s, ctx, td::make_tile(f, 4, 4), td::make_tile<const float>(f + 16, 4, 4), 0);
+  get_on_stream(s, ctx, td::make_tile(bytes, 64), td::make_tile<const std::uint8_t>(bytes, 64), 1);
+  put_signal_on_stream(s, ctx, td::make_tile(h, 8), td::make_tile<const td::bf16>(h + 8, 8), sig, 1,
+                       td::SignalOp::set, 1);
+  signal_on_stream(s, ctx, sig, 1, td::SignalOp::add, 0);
+  wait_until_on_stream(s, ctx, sig, td::Cmp::ge, 1);
+  quiet_on_stream(s, ctx);
+  barrier_on_stream(s, ctx);
+}
+
+}  // namespace tessera::ops_device_compile
