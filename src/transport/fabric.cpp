@@ -22,6 +22,7 @@
 
 #include "tessera/error.hpp"
 #include "transport/descriptor.hpp"
+#include "transport/proxy_idle.hpp"
 
 namespace tessera::detail {
 namespace {
@@ -63,13 +64,27 @@ std::string fi_error(int code) { return fi_strerror(code < 0 ? -code : code); }
 constexpr std::uint64_t kMrModes =
     FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
 
-Info make_hints(const std::string& provider, bool delivery_complete) {
+fi_hmem_iface hmem_iface(HeapMemory memory) {
+  switch (memory) {
+    case HeapMemory::host:
+      return FI_HMEM_SYSTEM;
+    case HeapMemory::cuda:
+      return FI_HMEM_CUDA;
+    case HeapMemory::rocr:
+      return FI_HMEM_ROCR;
+  }
+  return FI_HMEM_SYSTEM;
+}
+
+// A heap in GPU memory needs FI_HMEM, and the provider may then ask for its registrations
+// (FI_MR_HMEM), which the endpoint makes anyway.
+Info make_hints(const std::string& provider, bool delivery_complete, const HeapRegistration& heap) {
   Info hints(fi_allocinfo());
   if (!hints) throw Error(ErrorCode::out_of_memory, -1, "fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_RMA | FI_ATOMIC;
+  hints->caps = FI_RMA | FI_ATOMIC | (heap.hmem ? FI_HMEM : 0);
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
-  hints->domain_attr->mr_mode = static_cast<int>(kMrModes);
+  hints->domain_attr->mr_mode = static_cast<int>(kMrModes | (heap.hmem ? FI_MR_HMEM : 0));
   hints->domain_attr->threading = FI_THREAD_DOMAIN;
   if (delivery_complete) hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
   if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
@@ -90,6 +105,7 @@ std::string offered_providers() {
     std::string caps;
     if (i->caps & FI_RMA) caps += "RMA";
     if (i->caps & FI_ATOMIC) caps += caps.empty() ? "ATOMIC" : "+ATOMIC";
+    if (i->caps & FI_HMEM) caps += caps.empty() ? "HMEM" : "+HMEM";
     std::string line = std::string(i->fabric_attr->prov_name) + " (" + i->domain_attr->name +
                        (caps.empty() ? "" : ", " + caps) + ")";
     if (seen.insert(line).second) out += (out.empty() ? "" : ", ") + line;
@@ -108,9 +124,10 @@ class Endpoint {
   };
 
   Endpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider, char* region,
-           std::size_t region_bytes, const Placement* placement)
+           std::size_t region_bytes, const Placement* placement,
+           const HeapRegistration& heap = HeapRegistration{})
       : pe_(pe) {
-    choose_info(provider, placement);
+    choose_info(provider, placement, heap);
     fi_info* fi = info_.get();
     mr_local_ = (fi->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
     virt_addr_ = (fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
@@ -129,9 +146,17 @@ class Endpoint {
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_CONTEXT;
     cq_attr.size = 4096;
-    cq_attr.wait_obj = FI_WAIT_NONE;
     fid_cq* cq = nullptr;
-    check(fi_cq_open(domain, &cq_attr, &cq, nullptr), "fi_cq_open");
+    // Over tcp an idle proxy blocks on the CQ's wait object (the sockets), so a peer's data
+    // wakes it at once (proxy_idle.hpp); other providers' targets are served by polling.
+    if (provider_name().find("tcp") != std::string::npos) {
+      cq_attr.wait_obj = FI_WAIT_UNSPEC;
+      if (fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0) cq_waits_ = true;
+    }
+    if (!cq_waits_) {
+      cq_attr.wait_obj = FI_WAIT_NONE;
+      check(fi_cq_open(domain, &cq_attr, &cq, nullptr), "fi_cq_open");
+    }
     cq_.reset(cq);
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
@@ -146,7 +171,7 @@ class Endpoint {
     check(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
     check(fi_enable(ep), "fi_enable");
 
-    heap_mr_ = register_region(region, region_bytes, prov_key ? 0 : 1, mr_endpoint);
+    heap_mr_ = register_region(region, region_bytes, prov_key ? 0 : 1, mr_endpoint, heap);
     heap_desc_ = fi_mr_desc(heap_mr_.get());
     region_ = region;
     region_bytes_ = region_bytes;
@@ -190,11 +215,29 @@ class Endpoint {
     fabric_.reset();
   }
 
-  Fid<fid_mr> register_region(void* p, std::size_t bytes, std::uint64_t key, bool bind_ep) {
+  // Registers [p, p + bytes) in the memory `where` says (host memory unless told).
+  Fid<fid_mr> register_region(void* p, std::size_t bytes, std::uint64_t key, bool bind_ep,
+                              const HeapRegistration& where = HeapRegistration{}) {
     fid_mr* mr = nullptr;
-    check(fi_mr_reg(domain_.get(), p, bytes, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
-                    0, key, 0, &mr, nullptr),
-          "fi_mr_reg");
+    const std::uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    if (where.hmem) {
+      iovec iov{p, bytes};
+      fi_mr_attr attr{};
+      attr.mr_iov = &iov;
+      attr.iov_count = 1;
+      attr.access = access;
+      attr.requested_key = key;
+      attr.iface = hmem_iface(where.iface);
+      if (where.iface == HeapMemory::cuda) attr.device.cuda = where.device;
+      const int rc = fi_mr_regattr(domain_.get(), &attr, 0, &mr);
+      if (rc != 0) {
+        fail_setup(pe_,
+                   "fi_mr_regattr of the heap in " + describe(where) + " on provider " + provider(),
+                   rc);
+      }
+    } else {
+      check(fi_mr_reg(domain_.get(), p, bytes, access, 0, key, 0, &mr, nullptr), "fi_mr_reg");
+    }
     Fid<fid_mr> out(mr);
     if (bind_ep) {
       check(fi_mr_bind(mr, &ep_->fid, 0), "fi_mr_bind");
@@ -219,10 +262,12 @@ class Endpoint {
   fi_info* info() const { return info_.get(); }
   fid_ep* ep() const { return ep_.get(); }
   fid_cq* cq() const { return cq_.get(); }
+  // True when the CQ has a wait object (fi_cq_sread blocks until the provider has work).
+  bool cq_waits() const { return cq_waits_; }
   bool mr_local() const { return mr_local_; }
   bool delivery_complete() const { return delivery_complete_; }
   std::size_t max_msg() const { return max_msg_; }
-  std::string provider() const { return info_->fabric_attr->prov_name; }
+  std::string provider() const { return provider_name(); }
   std::string nic() const {
     if (info_->nic != nullptr && info_->nic->device_attr != nullptr &&
         info_->nic->device_attr->name != nullptr)
@@ -235,19 +280,25 @@ class Endpoint {
   }
 
  private:
-  void choose_info(const std::string& provider, const Placement* placement) {
+  std::string provider_name() const { return info_->fabric_attr->prov_name; }
+
+  void choose_info(const std::string& provider, const Placement* placement,
+                   const HeapRegistration& heap) {
     fi_info* raw = nullptr;
     delivery_complete_ = true;
-    Info hints = make_hints(provider, true);
+    Info hints = make_hints(provider, true, heap);
     int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &raw);
     if (rc != 0 || raw == nullptr) {
       delivery_complete_ = false;
-      hints = make_hints(provider, false);
+      hints = make_hints(provider, false, heap);
       rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &raw);
     }
     if (rc != 0 || raw == nullptr) {
+      // A GPU heap needs FI_HMEM: there is no host-staged fallback (it would copy every byte
+      // through the proxy thread), so say what is missing and what is offered.
       throw Error(ErrorCode::transport, pe_,
-                  "no libfabric provider offers an RDM endpoint with RMA and atomics" +
+                  std::string("no libfabric provider offers an RDM endpoint with RMA and atomics") +
+                      (heap.hmem ? " and FI_HMEM for a heap in " + describe(heap) : "") +
                       (provider.empty() ? std::string()
                                         : " for TESSERA_FABRIC_PROVIDER='" + provider + "'") +
                       " (fi_getinfo: " + fi_error(rc) +
@@ -281,6 +332,7 @@ class Endpoint {
   bool delivery_complete_ = false;
   bool mr_local_ = false;
   bool virt_addr_ = false;
+  bool cq_waits_ = false;
   std::size_t max_msg_ = 0;
   Fid<fid_fabric> fabric_;
   Fid<fid_domain> domain_;
@@ -378,12 +430,13 @@ class ProxyTransport final : public FabricTransport {
         placement_(r.placement),
         ring_(r.ring),
         bounds_{r.n_pes, r.heap_bytes, r.control_offset, r.control_bytes},
-        endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment, r.segment_bytes,
-                  &r.placement) {
+        endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment, r.segment_bytes, &r.placement,
+                  heap_registration(r.memory, r.device)) {
     n_slots_ = device::ProxyChannel::slots_for(r.ring_bytes);
     ring_->n_slots = n_slots_;
     for (std::uint32_t i = 0; i < n_slots_; ++i) ring_->slots()[i].seq = i;
     ops_ = std::make_unique<Op[]>(n_slots_);
+    block_on_cq_ = endpoint_.cq_waits();
     done_.assign(n_slots_, 0);
     if (endpoint_.mr_local()) {
       ops_mr_ =
@@ -426,6 +479,29 @@ class ProxyTransport final : public FabricTransport {
     }
   }
 
+  void host_rma(ProxyOp op, int pe, std::uint64_t remote_offset, void* local,
+                std::size_t bytes) override {
+    ProxyDescriptor d{};
+    d.op = op;
+    d.pe = pe;
+    d.remote_offset = remote_offset;
+    d.local = reinterpret_cast<std::uintptr_t>(local);
+    d.bytes = bytes;
+    // Collected: the caller waits for its own ticket only, not for other threads' operations.
+    d.flags = device::kProxyCollect;
+    device::Context ctx{};
+    ctx.my_pe = pe_;
+    ctx.timeout_ns = static_cast<std::uint64_t>(timeout_.count()) * 1000000ull;
+    ctx.proxy = ring_;
+    const char* what = op == ProxyOp::get ? "Runtime::get" : "Runtime::put";
+    try {
+      const std::uint64_t ticket = device::detail::proxy_push(ctx, d, what);
+      device::detail::proxy_collect(ctx, ticket, what);
+    } catch (const device::Failure& f) {
+      throw Error(error_code(f.code()), pe_, f.what());
+    }
+  }
+
   void stop() noexcept override {
     stop_.store(true, std::memory_order_release);
     if (thread_.joinable()) thread_.join();
@@ -457,27 +533,58 @@ class ProxyTransport final : public FabricTransport {
                            Scope::system);
   }
 
+  // Polls the CQ and the ring until stopped, waiting between polls as ProxyIdlePolicy says.
   void run() {
     bind_thread(placement_);
-    std::uint32_t idle = 0;
     std::uint32_t turns = 0;
+    auto last_work = Clock::now();
+    bool cold = false;
     while (!stop_.load(std::memory_order_acquire)) {
-      bool busy = poll();
+      // Cold: block on the CQ where the provider can wake us (kColdNap bounds the ring's wait).
+      bool busy = poll(cold && block_on_cq_);
       if (!failed_) busy = issue() || busy;
       publish();
       if ((++turns & 1023u) == 0 && !failed_) check_ages();
+      cold = false;
       if (busy) {
-        idle = 0;
-      } else if (++idle < 128) {
+        last_work = Clock::now();
+        continue;
+      }
+      switch (ProxyIdlePolicy::next(Clock::now() - last_work, outstanding_ > 0)) {
+        case ProxyWait::spin:
 #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
+          __builtin_ia32_pause();
 #endif
-      } else if (idle < 4096) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
+          break;
+        case ProxyWait::yield:
+          std::this_thread::yield();
+          break;
+        case ProxyWait::warm_nap:
+          std::this_thread::sleep_for(ProxyIdlePolicy::kWarmNap);
+          break;
+        case ProxyWait::cold_nap:
+          if (block_on_cq_) {
+            cold = true;
+          } else {
+            std::this_thread::sleep_for(ProxyIdlePolicy::kColdNap);
+          }
+          break;
       }
     }
+  }
+
+  static ErrorCode error_code(device::FailureCode code) {
+    switch (code) {
+      case device::FailureCode::timeout:
+        return ErrorCode::timeout;
+      case device::FailureCode::invalid_argument:
+        return ErrorCode::invalid_argument;
+      case device::FailureCode::transport:
+        return ErrorCode::transport;
+      case device::FailureCode::peer_lost:
+        return ErrorCode::peer_lost;
+    }
+    return ErrorCode::internal;
   }
 
   // An operation the NIC has not completed within half the job's timeout means its target is
@@ -499,14 +606,30 @@ class ProxyTransport final : public FabricTransport {
   }
 
   // Reads completions (which also drives the provider's progress); true when there were any.
-  bool poll() {
+  // `block`: wait up to ProxyIdlePolicy::kColdNap on the CQ's wait object for one first.
+  bool poll(bool block) {
     fi_cq_entry entries[32];
-    const ssize_t n = fi_cq_read(endpoint_.cq(), entries, 32);
+    constexpr int kBlockMs =
+        std::chrono::duration_cast<std::chrono::milliseconds>(ProxyIdlePolicy::kColdNap).count();
+    static_assert(kBlockMs >= 1, "fi_cq_sread counts milliseconds");
+    const ssize_t n = block ? fi_cq_sread(endpoint_.cq(), entries, 32, nullptr, kBlockMs)
+                            : fi_cq_read(endpoint_.cq(), entries, 32);
     if (n > 0) {
       for (ssize_t i = 0; i < n; ++i) on_completion(*static_cast<Op*>(entries[i].op_context));
       return true;
     }
     if (n == -FI_EAGAIN) return false;
+    if (block && n != -FI_EAVAIL) {
+      // A timeout or an interruption; anything else means the wait object does not work as
+      // hoped: poll and nap from now on instead.
+      if (n != -FI_ETIMEDOUT && n != -FI_ECANCELED && n != -FI_EINTR) {
+        TESSERA_LOG(log_, info,
+                    "fabric: fi_cq_sread returned " << fi_error(static_cast<int>(n))
+                                                    << "; the idle proxy naps instead");
+        block_on_cq_ = false;
+      }
+      return false;
+    }
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry err{};
       if (fi_cq_readerr(endpoint_.cq(), &err, 0) < 0) {
@@ -752,6 +875,7 @@ class ProxyTransport final : public FabricTransport {
   std::uint64_t completed_ = 0;  // tickets below it are complete
   std::uint64_t outstanding_ = 0;
   bool failed_ = false;
+  bool block_on_cq_ = false;  // an idle proxy waits on the CQ's wait object (Endpoint::cq_waits)
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

@@ -14,6 +14,7 @@
 #include "runtime/log.hpp"
 #include "tessera/bootstrap.hpp"
 #include "tessera/device/proxy.hpp"
+#include "transport/heap_registration.hpp"
 #include "transport/topology.hpp"
 
 namespace tessera::detail {
@@ -28,6 +29,9 @@ struct FabricRequest {
   std::size_t heap_bytes = 0;      // user heap: [0, heap_bytes)
   std::size_t control_offset = 0;  // control words: [control_offset, + control_bytes)
   std::size_t control_bytes = 0;
+  // Where the segment lives: GPU memory is registered with FI_HMEM (heap_registration.hpp).
+  HeapMemory memory = HeapMemory::host;
+  int device = -1;
   device::ProxyChannel* ring = nullptr;  // host address of this PE's ring (zeroed memory)
   std::size_t ring_bytes = 0;
   std::string provider;  // TESSERA_FABRIC_PROVIDER; empty = the best offered
@@ -45,6 +49,13 @@ class FabricTransport {
   virtual std::string nic() const = 0;
   // Waits (bounded) until every descriptor pushed so far completed; throws the proxy's failure.
   virtual void drain() = 0;
+  // A host-side put or get (`op`) through the proxy: one descriptor for `bytes` between local
+  // `local` and heap offset `remote_offset` on `pe`, pushed on this PE's ring; returns once it
+  // completed (the data landed on `pe`, or is in `local`). Bounded by the job's timeout: throws
+  // Error(timeout), or the proxy's failure (PeerLost naming the PE). The caller checked the
+  // range against the heap; `bytes` > 0.
+  virtual void host_rma(device::ProxyOp op, int pe, std::uint64_t remote_offset, void* local,
+                        std::size_t bytes) = 0;
   // Stops the proxy thread. Call once no peer uses this PE's heap (after finalize's barrier).
   virtual void stop() noexcept = 0;
 };

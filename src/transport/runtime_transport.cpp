@@ -5,6 +5,7 @@
 #include "runtime/runtime_impl.hpp"
 #include "tessera/device/proxy.hpp"
 #include "transport/fabric.hpp"
+#include "transport/host_rma.hpp"
 #include "transport/topology.hpp"
 
 namespace tessera {
@@ -47,6 +48,8 @@ void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segmen
                             options_.heap_size,
                             control_offset,
                             device::Context::kBarrierWordsBytes,
+                            backend_ == Backend::cuda ? HeapMemory::cuda : HeapMemory::host,
+                            device_,
                             static_cast<device::ProxyChannel*>(proxy_ring_.host),
                             proxy_ring_.bytes,
                             options_.fabric_provider,
@@ -67,6 +70,16 @@ void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segmen
       t = Transport::proxy;
     }
   }
+}
+
+bool host_rma_via_proxy(RuntimeImpl& rt, device::ProxyOp op, int pe, std::size_t remote_offset,
+                        void* local, std::size_t bytes) {
+  if (rt.finalized() || !rt.fabric_ || pe < 0 || pe >= rt.n_pes_ ||
+      rt.transports_[static_cast<std::size_t>(pe)] != Transport::proxy) {
+    return false;
+  }
+  if (bytes > 0) rt.fabric_->host_rma(op, pe, remote_offset, local, bytes);
+  return true;
 }
 
 }  // namespace detail

@@ -1,10 +1,12 @@
 // One PE of a multi-process fabric test, started by tessera-run (or by hand, one per network
 // namespace). Modes:
 //   ops        every PE moves data to and from every other PE with put, get, put_signal,
-//              signal and the remote atomics, then meets the others at a device barrier; prints
-//              "fabric ops PASS" per PE and each peer's transport.
+//              signal and the remote atomics, then meets the others at a device barrier, then
+//              with the host's Runtime::put/get; prints "fabric ops PASS" per PE and each
+//              peer's transport.
 //   peer-lost  PE 1 leaves without finalizing; PE 0's next puts to it must end with PeerLost
 //              naming PE 1 (or Timeout), never hang; prints "peer-lost PASS".
+//   peer-lost-host  the same with the host's Runtime::put.
 #include <unistd.h>
 
 #include <cstdio>
@@ -110,6 +112,26 @@ int ops(tessera::Runtime& rt) {
   expect(small[0] == -(me == n - 1 ? n - 2 : n - 1), me, "fetch_min " + std::to_string(small[0]));
   expect(small[1] >= 1 && small[1] <= n, me, "compare_exchange " + std::to_string(small[1]));
   rt.barrier();
+  // Host-side put and get: my left neighbour's slot of my inbox is refilled by it with
+  // Runtime::put; I read my right neighbour's source back with Runtime::get.
+  std::vector<std::uint64_t> host_words(kWords);
+  for (std::size_t i = 0; i < kWords; ++i)
+    host_words[i] = ~((static_cast<std::uint64_t>(me) << 32) | i);
+  rt.put(inbox.get() + kWords * static_cast<std::size_t>(me), host_words.data(),
+         kWords * sizeof(std::uint64_t), right);
+  std::vector<std::uint64_t> host_got(kWords, 0);
+  rt.get(host_got.data(), source.get(), kWords * sizeof(std::uint64_t), right);
+  rt.barrier();
+  const int left = (me + n - 1) % n;
+  const std::size_t left_at = kWords * static_cast<std::size_t>(left);
+  expect(
+      inbox[left_at] == ~(static_cast<std::uint64_t>(left) << 32) &&
+          inbox[left_at + kWords - 1] == ~((static_cast<std::uint64_t>(left) << 32) | (kWords - 1)),
+      me, "host put from PE " + std::to_string(left));
+  expect(host_got[0] == (static_cast<std::uint64_t>(right) << 32) &&
+             host_got[kWords - 1] == ((static_cast<std::uint64_t>(right) << 32) | (kWords - 1)),
+         me, "host get from PE " + std::to_string(right));
+  rt.barrier();
   std::printf("fabric ops %s PE %d/%d provider %s nic %s transports %s\n",
               failures == 0 ? "PASS" : "FAIL", me, n, rt.fabric_provider().c_str(),
               rt.fabric_nic().c_str(), transports.c_str());
@@ -117,7 +139,7 @@ int ops(tessera::Runtime& rt) {
   return failures == 0 ? 0 : 1;
 }
 
-int peer_lost(tessera::Runtime& rt) {
+int peer_lost(tessera::Runtime& rt, bool host) {
   const int me = rt.pe();
   auto box = rt.alloc<std::uint64_t>(1024);
   rt.barrier();
@@ -130,10 +152,14 @@ int peer_lost(tessera::Runtime& rt) {
   try {
     // Keep writing until the loss is noticed; each put is bounded by TESSERA_TIMEOUT.
     for (int i = 0; i < 1000; ++i) {
-      run_kernel(rt, [&, ctx](td::Block blk) {
-        td::put(blk, ctx, td::make_tile(box.get(), 1024),
-                td::make_tile<const std::uint64_t>(data.data(), 1024), 1);
-      });
+      if (host) {
+        rt.put(box.get(), data.data(), 1024 * sizeof(std::uint64_t), 1);
+      } else {
+        run_kernel(rt, [&, ctx](td::Block blk) {
+          td::put(blk, ctx, td::make_tile(box.get(), 1024),
+                  td::make_tile<const std::uint64_t>(data.data(), 1024), 1);
+        });
+      }
       usleep(10000);  // paces the puts over ~10 s; the loss itself is detected by the puts
     }
     std::printf("peer-lost FAIL: puts to a vanished PE kept succeeding\n");
@@ -158,7 +184,8 @@ int main(int argc, char** argv) {
     auto options = tessera::Options::from_env();
     if (std::getenv("TESSERA_HEAP_SIZE") == nullptr) options.heap_size = std::size_t{32} << 20;
     auto rt = tessera::Runtime::init(options);
-    const int rc = mode == "peer-lost" ? peer_lost(rt) : ops(rt);
+    const int rc =
+        mode.rfind("peer-lost", 0) == 0 ? peer_lost(rt, mode == "peer-lost-host") : ops(rt);
     rt.finalize();
     return rc;
   } catch (const std::exception& e) {

@@ -14,6 +14,8 @@
 #include "tessera/launch.hpp"
 #include "tessera/tessera.hpp"
 #include "transport/descriptor.hpp"
+#include "transport/heap_registration.hpp"
+#include "transport/proxy_idle.hpp"
 
 namespace tessera {
 namespace {
@@ -217,6 +219,110 @@ TEST(ProxyRing, ADescriptorOutsideTheHeapIsRejectedNotSent) {
   d.signal_offset = 8;
   d.compare = 7;
   EXPECT_THAT(detail::validate_descriptor(d, b), HasSubstr("unknown signal op 7"));
+}
+
+// Host-side put/get reach the PEs of the other node through the proxy, from and into buffers
+// outside the heap (registered per operation where the provider asks) and inside it.
+TEST(HostRma, PutAndGetReachEveryPeerMappedOrThroughTheProxy) {
+  constexpr std::size_t kBytes = (std::size_t{200} << 10) + 3;
+  run_fabric_pes(4, split({"a", "a", "b", "b"}), [](Runtime& rt) {
+    const int me = rt.pe();
+    auto inbox = rt.alloc<std::uint8_t>(kBytes * 4);
+    auto source = rt.alloc<std::uint8_t>(kBytes);
+    auto landing = rt.alloc<std::uint8_t>(kBytes);
+    auto pattern = [](int pe, std::size_t i) { return static_cast<std::uint8_t>(i * 13 + pe * 7); };
+    for (std::size_t i = 0; i < kBytes; ++i) source[i] = pattern(me + 10, i);
+    rt.barrier();
+    std::vector<std::uint8_t> mine(kBytes);
+    for (std::size_t i = 0; i < kBytes; ++i) mine[i] = pattern(me, i);
+    for (int p = 0; p < 4; ++p) {
+      if (p != me) rt.put(inbox.get() + kBytes * me, mine.data(), kBytes, p);
+    }
+    rt.barrier();
+    for (int p = 0; p < 4; ++p) {
+      if (p == me) continue;
+      for (std::size_t i = 0; i < kBytes; i += 997)
+        ASSERT_EQ(inbox[kBytes * p + i], pattern(p, i)) << "from PE " << p << " byte " << i;
+      ASSERT_EQ(inbox[kBytes * p + kBytes - 1], pattern(p, kBytes - 1)) << "from PE " << p;
+    }
+    for (int p = 0; p < 4; ++p) {
+      if (p == me) continue;
+      std::vector<std::uint8_t> got(kBytes, 0);
+      rt.get(got.data(), source.get(), kBytes, p);
+      rt.get(landing.get(), source.get(), kBytes, p);
+      for (std::size_t i = 0; i < kBytes; i += 997) {
+        ASSERT_EQ(got[i], pattern(p + 10, i)) << "get from PE " << p << " byte " << i;
+        ASSERT_EQ(landing[i], pattern(p + 10, i)) << "get into the heap from PE " << p;
+      }
+      ASSERT_EQ(got[kBytes - 1], pattern(p + 10, kBytes - 1)) << "get from PE " << p;
+    }
+    rt.barrier();
+  });
+}
+
+TEST(HostRma, BadArgumentsToAProxyPeerFailWithoutTouchingTheNetwork) {
+  run_fabric_pes(2, split({"a", "b"}), [](Runtime& rt) {
+    auto box = rt.alloc<std::uint64_t>(4);
+    rt.barrier();
+    const int other = 1 - rt.pe();
+    ASSERT_EQ(rt.transport(other), Transport::proxy);
+    std::uint64_t word = 5;
+    char* heap_end = static_cast<char*>(rt.heap_base()) + rt.heap_size();
+    try {
+      rt.put(heap_end - 4, &word, sizeof(word), other);  // runs past the heap's end
+      ADD_FAILURE() << "a put past the end of the heap succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument) << e.what();
+    }
+    EXPECT_THROW(rt.get(&word, box.get(), sizeof(word), 2), Error);
+    EXPECT_THROW(rt.get(&word, box.get(), sizeof(word), -1), Error);
+    rt.put(box.get(), &word, 0, other);  // nothing to move: returns at once
+    // The proxy is still healthy: a real put after the rejected ones lands.
+    rt.put(box.get() + rt.pe(), &word, sizeof(word), other);
+    rt.barrier();
+    EXPECT_EQ(box[static_cast<std::size_t>(other)], 5u);
+    rt.barrier();
+  });
+}
+
+TEST(ProxyIdle, SpinsRightAfterWorkThenYieldsThenNaps) {
+  using P = detail::ProxyIdlePolicy;
+  using std::chrono::microseconds;
+  using std::chrono::milliseconds;
+  EXPECT_EQ(P::next(microseconds(0), false), detail::ProxyWait::spin);
+  EXPECT_EQ(P::next(microseconds(49), false), detail::ProxyWait::spin);
+  EXPECT_EQ(P::next(microseconds(50), false), detail::ProxyWait::yield);
+  EXPECT_EQ(P::next(microseconds(1999), false), detail::ProxyWait::yield);
+  EXPECT_EQ(P::next(microseconds(2000), false), detail::ProxyWait::warm_nap);
+  EXPECT_EQ(P::next(milliseconds(49), false), detail::ProxyWait::warm_nap);
+  EXPECT_EQ(P::next(milliseconds(50), false), detail::ProxyWait::cold_nap);
+  EXPECT_EQ(P::next(std::chrono::hours(1), false), detail::ProxyWait::cold_nap);
+  // Operations in flight: never a nap, whatever the time since the last completion.
+  EXPECT_EQ(P::next(microseconds(10), true), detail::ProxyWait::spin);
+  EXPECT_EQ(P::next(milliseconds(3), true), detail::ProxyWait::yield);
+  EXPECT_EQ(P::next(std::chrono::seconds(30), true), detail::ProxyWait::yield);
+  // A nap is short next to any timeout, and the cold one can be a blocking CQ wait (whole ms).
+  EXPECT_LE(P::kWarmNap, microseconds(100));
+  EXPECT_GE(P::kColdNap, milliseconds(1));
+  EXPECT_LE(P::kColdNap, milliseconds(2));
+}
+
+TEST(HeapRegistration, GpuHeapsAskForHmemWithTheirInterfaceAndDevice) {
+  const auto host = detail::heap_registration(detail::HeapMemory::host, 3);
+  EXPECT_FALSE(host.hmem);
+  EXPECT_EQ(host.iface, detail::HeapMemory::host);
+  EXPECT_EQ(host.device, -1);
+  EXPECT_EQ(detail::describe(host), "host memory");
+  const auto cuda = detail::heap_registration(detail::HeapMemory::cuda, 1);
+  EXPECT_TRUE(cuda.hmem);
+  EXPECT_EQ(cuda.iface, detail::HeapMemory::cuda);
+  EXPECT_EQ(cuda.device, 1);
+  EXPECT_EQ(detail::describe(cuda), "CUDA device memory (device 1)");
+  const auto rocr = detail::heap_registration(detail::HeapMemory::rocr, -1);
+  EXPECT_TRUE(rocr.hmem);
+  EXPECT_EQ(rocr.iface, detail::HeapMemory::rocr);
+  EXPECT_EQ(rocr.device, 0);
+  EXPECT_EQ(detail::describe(rocr), "ROCm device memory (device 0)");
 }
 
 TEST(Fabric, AnUnknownProviderFailsInitNamingWhatIsOffered) {

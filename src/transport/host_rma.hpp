@@ -1,0 +1,22 @@
+// Host-side Runtime::put/get to a PE reached through the network proxy (DESIGN §6): the call
+// becomes one descriptor on this PE's proxy ring and waits for it, like a blocking device put.
+// Internal; defined in runtime_transport.cpp.
+#pragma once
+
+#include <cstddef>
+
+#include "tessera/device/proxy.hpp"
+
+namespace tessera::detail {
+
+class RuntimeImpl;
+
+// When `pe` is reached through this PE's proxy: moves `bytes` between local `local` and heap
+// offset `remote_offset` on `pe` (`op` is ProxyOp::put or ProxyOp::get), returns once complete
+// and answers true. False, doing nothing, for any other PE (mapped, self, or not a PE of the
+// job: the caller's own path reports it). Throws Error(timeout) after the job's timeout, or the
+// proxy's failure (PeerLost naming `pe`).
+bool host_rma_via_proxy(RuntimeImpl& rt, device::ProxyOp op, int pe, std::size_t remote_offset,
+                        void* local, std::size_t bytes);
+
+}  // namespace tessera::detail
