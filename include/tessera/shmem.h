@@ -1,0 +1,545 @@
+/* The OpenSHMEM 1.5 host C API over Tessera's host backend: one default runtime per process,
+ * started by shmem_init from the TESSERA_* environment and the launcher (mpirun, tessera-run).
+ * Valid C (C99 and later) and C++; link tessera::shmem, or compile with tessera-shmemcc.
+ *
+ * Symmetric objects are heap objects only. Memory from shmem_malloc, shmem_calloc,
+ * shmem_align and shmem_realloc is symmetric; static and global variables, the stack and
+ * malloc'd memory are NOT (Tessera does not remap the executable's data segment). Passing such
+ * an address where the specification asks for a symmetric address prints
+ * "tessera shmem: ..." and ends the job; shmem_addr_accessible returns 0 for it.
+ *
+ * OpenSHMEM has no error returns for communication, so every routine that meets an error it
+ * cannot report (a PE outside the job, a non-symmetric address, a wait past TESSERA_TIMEOUT, a
+ * call before shmem_init) prints one line starting with "tessera shmem:" to stderr and ends
+ * the job with a non-zero status, as shmem_global_exit would.
+ *
+ * Routines on typed data are generated from the type tables below (TYPENAME, TYPE pairs, as the
+ * specification names them); each family comment lists the names it generates. See
+ * docs/shmem.md for what is supported and how to build and run. */
+#ifndef TESSERA_SHMEM_H
+#define TESSERA_SHMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- library constants ------------------------------------------------------------------- */
+
+#define SHMEM_MAJOR_VERSION 1
+#define SHMEM_MINOR_VERSION 5
+#define SHMEM_MAX_NAME_LEN 256
+#define SHMEM_VENDOR_STRING "Tessera"
+
+/* Comparison operators of the point-to-point synchronization routines: *ivar CMP cmp_value. */
+enum {
+  SHMEM_CMP_EQ = 0,
+  SHMEM_CMP_NE = 1,
+  SHMEM_CMP_GT = 2,
+  SHMEM_CMP_GE = 3,
+  SHMEM_CMP_LT = 4,
+  SHMEM_CMP_LE = 5
+};
+
+/* How the signalling routines update the signal word: overwrite it, or add to it atomically. */
+enum { SHMEM_SIGNAL_SET = 0, SHMEM_SIGNAL_ADD = 1 };
+
+/* Thread levels. Tessera provides SHMEM_THREAD_SINGLE through shmem_init. */
+enum {
+  SHMEM_THREAD_SINGLE = 0,
+  SHMEM_THREAD_FUNNELED = 1,
+  SHMEM_THREAD_SERIALIZED = 2,
+  SHMEM_THREAD_MULTIPLE = 3
+};
+
+/* ---- teams ------------------------------------------------------------------------------- */
+
+/* A team handle: opaque, local to the PE that holds it. */
+typedef struct tessera_shmem_team* shmem_team_t;
+
+/* Team configuration; Tessera has no communication contexts, so num_contexts is only recorded. */
+typedef struct {
+  int num_contexts;
+} shmem_team_config_t;
+
+/* Bit of shmem_team_split_strided's config_mask saying config->num_contexts is set. */
+#define SHMEM_TEAM_NUM_CONTEXTS 1L
+
+/* The handle of no team: what a PE outside a newly split team receives. */
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+
+/* Every PE of the job, numbered as shmem_my_pe. Valid from shmem_init to shmem_finalize. */
+extern shmem_team_t const SHMEM_TEAM_WORLD;
+/* The PEs whose heaps this PE reaches by load/store (this node's PEs; only this PE when
+ * TESSERA_P2P=0). Valid from shmem_init to shmem_finalize. */
+extern shmem_team_t const SHMEM_TEAM_SHARED;
+
+/* ---- type tables --------------------------------------------------------------------------- */
+
+/* The standard RMA types: X(TYPENAME, TYPE). */
+#define TESSERA_SHMEM_RMA_TYPES(X) \
+  X(float, float)                  \
+  X(double, double)                \
+  X(longdouble, long double)       \
+  X(char, char)                    \
+  X(schar, signed char)            \
+  X(short, short)                  \
+  X(int, int)                      \
+  X(long, long)                    \
+  X(longlong, long long)           \
+  X(uchar, unsigned char)          \
+  X(ushort, unsigned short)        \
+  X(uint, unsigned int)            \
+  X(ulong, unsigned long)          \
+  X(ulonglong, unsigned long long) \
+  X(int8, int8_t)                  \
+  X(int16, int16_t)                \
+  X(int32, int32_t)                \
+  X(int64, int64_t)                \
+  X(uint8, uint8_t)                \
+  X(uint16, uint16_t)              \
+  X(uint32, uint32_t)              \
+  X(uint64, uint64_t)              \
+  X(size, size_t)                  \
+  X(ptrdiff, ptrdiff_t)
+
+/* The sized RMA routines: X(SIZE in bits, bytes). */
+#define TESSERA_SHMEM_RMA_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
+
+/* The standard AMO types (fetch, set, compare_swap, swap, fetch_inc, inc, fetch_add, add). */
+#define TESSERA_SHMEM_STANDARD_AMO_TYPES(X) \
+  X(int, int)                               \
+  X(long, long)                             \
+  X(longlong, long long)                    \
+  X(uint, unsigned int)                     \
+  X(ulong, unsigned long)                   \
+  X(ulonglong, unsigned long long)          \
+  X(int32, int32_t)                         \
+  X(int64, int64_t)                         \
+  X(uint32, uint32_t)                       \
+  X(uint64, uint64_t)                       \
+  X(size, size_t)                           \
+  X(ptrdiff, ptrdiff_t)
+
+/* The extended AMO types beyond the standard ones (fetch, set, swap only). */
+#define TESSERA_SHMEM_FLOAT_AMO_TYPES(X) \
+  X(float, float)                        \
+  X(double, double)
+
+/* The bitwise AMO types (fetch_and, and, fetch_or, or, fetch_xor, xor). */
+#define TESSERA_SHMEM_BITWISE_AMO_TYPES(X) \
+  X(uint, unsigned int)                    \
+  X(ulong, unsigned long)                  \
+  X(ulonglong, unsigned long long)         \
+  X(int32, int32_t)                        \
+  X(int64, int64_t)                        \
+  X(uint32, uint32_t)                      \
+  X(uint64, uint64_t)
+
+/* The point-to-point synchronization types (wait_until and test families). */
+#define TESSERA_SHMEM_SYNC_TYPES(X) \
+  X(short, short)                   \
+  X(int, int)                       \
+  X(long, long)                     \
+  X(longlong, long long)            \
+  X(ushort, unsigned short)         \
+  X(uint, unsigned int)             \
+  X(ulong, unsigned long)           \
+  X(ulonglong, unsigned long long)  \
+  X(int32, int32_t)                 \
+  X(int64, int64_t)                 \
+  X(uint32, uint32_t)               \
+  X(uint64, uint64_t)               \
+  X(size, size_t)                   \
+  X(ptrdiff, ptrdiff_t)
+
+/* ---- setup, exit, query -------------------------------------------------------------------- */
+
+/* Collective: starts this PE's default runtime (TESSERA_* variables; bootstrap from the
+ * launcher: mpirun -> MPI, tessera-run -> tcp, none -> one PE) on the host backend. A second
+ * call before shmem_finalize does nothing. Ends the job with a message when the job cannot form. */
+void shmem_init(void);
+/* shmem_init, then *provided = SHMEM_THREAD_SINGLE (whatever was requested); returns 0. */
+int shmem_init_thread(int requested, int* provided);
+/* Sets *provided to the thread level shmem_init gave: SHMEM_THREAD_SINGLE. */
+void shmem_query_thread(int* provided);
+/* Collective: completes this PE's outstanding operations, waits for every PE, then releases the
+ * heap and the runtime. Symmetric addresses are invalid afterwards; shmem_init may start again. */
+void shmem_finalize(void);
+/* Ends every PE of the job with `status` (stdout and stderr flushed first); does not return. */
+void shmem_global_exit(int status);
+/* This PE's number in SHMEM_TEAM_WORLD, and the number of PEs. */
+int shmem_my_pe(void);
+int shmem_n_pes(void);
+/* 1 when `pe` is a PE of the job this PE can reach with RMA and AMOs, else 0. */
+int shmem_pe_accessible(int pe);
+/* 1 when `addr` lies in this PE's symmetric heap and `pe` is reachable, else 0: static, global,
+ * stack and malloc'd addresses give 0 (they are not symmetric in Tessera). */
+int shmem_addr_accessible(const void* addr, int pe);
+/* The address at which this PE can load/store the object `dest` names on `pe`, or NULL when
+ * `pe`'s heap is not mapped here (another node) or `dest` is not a symmetric address. */
+void* shmem_ptr(const void* dest, int pe);
+/* The specification version this library implements (1.5) and the vendor string. */
+void shmem_info_get_version(int* major, int* minor);
+void shmem_info_get_name(char* name);
+
+/* ---- memory management (collective: every PE calls with the same arguments) --------------- */
+
+/* Allocate `size` bytes of the symmetric heap (64-byte aligned); the same call sequence yields
+ * the same object on every PE. Returns NULL for size 0 or when the heap cannot hold it
+ * (TESSERA_HEAP_SIZE). Ends with a barrier, so peers may access the object on return. */
+void* shmem_malloc(size_t size);
+/* shmem_malloc, with `hints` (SHMEM_MALLOC_* bits) accepted and ignored. */
+void* shmem_malloc_with_hints(size_t size, long hints);
+/* shmem_malloc of count * size bytes, every byte zero on every PE before any PE returns. */
+void* shmem_calloc(size_t count, size_t size);
+/* shmem_malloc aligned to `alignment` (a power of two up to 2 MiB); NULL for any other value. */
+void* shmem_align(size_t alignment, size_t size);
+/* Resizes a symmetric object, keeping min(old, new) bytes of its contents; NULL `ptr` allocates,
+ * size 0 frees (and returns NULL). The result may move; the old address is then invalid. */
+void* shmem_realloc(void* ptr, size_t size);
+/* Completes this PE's outstanding operations and waits for every PE (so no PE still accesses
+ * the object), then frees it. NULL does nothing but the barrier. */
+void shmem_free(void* ptr);
+
+#define SHMEM_MALLOC_ATOMICS_REMOTE 1L
+#define SHMEM_MALLOC_SIGNAL_REMOTE 2L
+
+/* ---- RMA --------------------------------------------------------------------------------- */
+
+/* Blocking: on return `source` may be reused (put) / `dest` holds the data (get). Delivery of a
+ * put to `pe` is guaranteed by shmem_quiet or a barrier; shmem_fence orders puts per target. */
+void shmem_putmem(void* dest, const void* source, size_t nelems, int pe);
+void shmem_getmem(void* dest, const void* source, size_t nelems, int pe);
+/* Non-blocking: complete (source reusable, dest filled) after shmem_quiet or a barrier. */
+void shmem_putmem_nbi(void* dest, const void* source, size_t nelems, int pe);
+void shmem_getmem_nbi(void* dest, const void* source, size_t nelems, int pe);
+
+/* Typed RMA on nelems elements, for every TYPENAME of TESSERA_SHMEM_RMA_TYPES:
+ *   shmem_TYPENAME_put, _get, _put_nbi, _get_nbi: contiguous elements, as putmem/getmem;
+ *   shmem_TYPENAME_iput, _iget: element i moves between source[i * sst] and dest[i * dst]
+ *     (strides in elements, >= 1);
+ *   shmem_TYPENAME_p: one element to `pe`; elements of up to 8 bytes are written as a single
+ *     store (a peer polling it with a wait routine sees the old or the new value, never a mix);
+ *   shmem_TYPENAME_g: one element from `pe`.
+ * And for every SIZE of TESSERA_SHMEM_RMA_SIZES: shmem_putSIZE, _getSIZE, _putSIZE_nbi,
+ * _getSIZE_nbi, _iputSIZE, _igetSIZE on elements of SIZE bits. */
+#define TESSERA_SHMEM_DECLARE_RMA(NAME, TYPE)                                            \
+  void shmem_##NAME##_put(TYPE* dest, const TYPE* source, size_t nelems, int pe);        \
+  void shmem_##NAME##_get(TYPE* dest, const TYPE* source, size_t nelems, int pe);        \
+  void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe);    \
+  void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe);    \
+  void shmem_##NAME##_iput(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, \
+                           size_t nelems, int pe);                                       \
+  void shmem_##NAME##_iget(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, \
+                           size_t nelems, int pe);                                       \
+  void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe);                                 \
+  TYPE shmem_##NAME##_g(const TYPE* source, int pe);
+TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_RMA)
+#undef TESSERA_SHMEM_DECLARE_RMA
+
+#define TESSERA_SHMEM_DECLARE_SIZED_RMA(BITS, BYTES)                                  \
+  void shmem_put##BITS(void* dest, const void* source, size_t nelems, int pe);        \
+  void shmem_get##BITS(void* dest, const void* source, size_t nelems, int pe);        \
+  void shmem_put##BITS##_nbi(void* dest, const void* source, size_t nelems, int pe);  \
+  void shmem_get##BITS##_nbi(void* dest, const void* source, size_t nelems, int pe);  \
+  void shmem_iput##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
+                        size_t nelems, int pe);                                       \
+  void shmem_iget##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
+                        size_t nelems, int pe);
+TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_SIZED_RMA)
+#undef TESSERA_SHMEM_DECLARE_SIZED_RMA
+
+/* ---- signals ------------------------------------------------------------------------------ */
+
+/* Puts nelems bytes to `pe`, then updates the 64-bit signal word `sig_addr` on `pe`
+ * (SHMEM_SIGNAL_SET: store `signal`; SHMEM_SIGNAL_ADD: add it atomically). A PE that sees the
+ * new signal value (shmem_signal_fetch, shmem_signal_wait_until, a uint64 wait routine) also
+ * sees the whole put. Blocking: `source` is reusable on return; _nbi: after shmem_quiet. */
+void shmem_putmem_signal(void* dest, const void* source, size_t nelems, uint64_t* sig_addr,
+                         uint64_t signal, int sig_op, int pe);
+void shmem_putmem_signal_nbi(void* dest, const void* source, size_t nelems, uint64_t* sig_addr,
+                             uint64_t signal, int sig_op, int pe);
+/* Typed and sized forms: shmem_TYPENAME_put_signal(_nbi) for TESSERA_SHMEM_RMA_TYPES and
+ * shmem_putSIZE_signal(_nbi) for TESSERA_SHMEM_RMA_SIZES, nelems counting elements. */
+#define TESSERA_SHMEM_DECLARE_PUT_SIGNAL(NAME, TYPE)                                       \
+  void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems,            \
+                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe); \
+  void shmem_##NAME##_put_signal_nbi(TYPE* dest, const TYPE* source, size_t nelems,        \
+                                     uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
+TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_PUT_SIGNAL)
+#undef TESSERA_SHMEM_DECLARE_PUT_SIGNAL
+#define TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL(BITS, BYTES)                                        \
+  void shmem_put##BITS##_signal(void* dest, const void* source, size_t nelems, uint64_t* sig_addr, \
+                                uint64_t signal, int sig_op, int pe);                              \
+  void shmem_put##BITS##_signal_nbi(void* dest, const void* source, size_t nelems,                 \
+                                    uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
+TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL)
+#undef TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL
+
+/* The current value of this PE's signal word, read atomically with acquire. */
+uint64_t shmem_signal_fetch(const uint64_t* sig_addr);
+/* Waits until this PE's signal word CMP cmp_value holds and returns the value that satisfied
+ * it; the caller then sees the data put before that signal. Bounded by TESSERA_TIMEOUT. */
+uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value);
+
+/* ---- ordering and completion, barriers ----------------------------------------------------- */
+
+/* Puts, AMOs and put-with-signal issued before the fence reach each target PE before those
+ * issued after it. */
+void shmem_fence(void);
+/* Every put, get, AMO and put-with-signal this PE issued (blocking or _nbi) is complete and
+ * visible to every PE. */
+void shmem_quiet(void);
+/* Collective over all PEs: shmem_quiet, then returns once every PE has entered. Every PE then
+ * sees every PE's earlier puts, AMOs and local stores to symmetric memory. */
+void shmem_barrier_all(void);
+/* Collective over all PEs: returns once every PE has entered; local stores before it are
+ * visible after it. Outstanding _nbi operations are not completed (use shmem_quiet). */
+void shmem_sync_all(void);
+
+/* ---- atomic memory operations -------------------------------------------------------------- */
+
+/* Each AMO is one indivisible access to the word on `pe`, atomic with respect to every other
+ * AMO on it from any PE, and returns only once it is done (fetching forms return the value
+ * before the operation). For every TYPENAME of TESSERA_SHMEM_STANDARD_AMO_TYPES:
+ *   shmem_TYPENAME_atomic_fetch, _set, _compare_swap, _swap, _fetch_inc, _inc, _fetch_add, _add,
+ *   and the _nbi forms of the fetching ones (result stored to *fetch; complete on return);
+ * for float and double: _fetch, _set, _swap (+ _fetch_nbi, _swap_nbi);
+ * for TESSERA_SHMEM_BITWISE_AMO_TYPES: _fetch_and, _and, _fetch_or, _or, _fetch_xor, _xor
+ *   (+ _fetch_and_nbi, _fetch_or_nbi, _fetch_xor_nbi). */
+#define TESSERA_SHMEM_DECLARE_EXTENDED_AMO(NAME, TYPE)                           \
+  TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe);                  \
+  void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe);                \
+  TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe);               \
+  void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch, const TYPE* source, int pe); \
+  void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);
+#define TESSERA_SHMEM_DECLARE_STANDARD_AMO(NAME, TYPE)                                        \
+  TESSERA_SHMEM_DECLARE_EXTENDED_AMO(NAME, TYPE)                                              \
+  TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond, TYPE value, int pe);         \
+  TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe);                                   \
+  void shmem_##NAME##_atomic_inc(TYPE* dest, int pe);                                         \
+  TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value, int pe);                       \
+  void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe);                             \
+  void shmem_##NAME##_atomic_compare_swap_nbi(TYPE* fetch, TYPE* dest, TYPE cond, TYPE value, \
+                                              int pe);                                        \
+  void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest, int pe);                  \
+  void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);
+#define TESSERA_SHMEM_DECLARE_BITWISE_AMO(NAME, TYPE)                                    \
+  TYPE shmem_##NAME##_atomic_fetch_and(TYPE* dest, TYPE value, int pe);                  \
+  void shmem_##NAME##_atomic_and(TYPE* dest, TYPE value, int pe);                        \
+  TYPE shmem_##NAME##_atomic_fetch_or(TYPE* dest, TYPE value, int pe);                   \
+  void shmem_##NAME##_atomic_or(TYPE* dest, TYPE value, int pe);                         \
+  TYPE shmem_##NAME##_atomic_fetch_xor(TYPE* dest, TYPE value, int pe);                  \
+  void shmem_##NAME##_atomic_xor(TYPE* dest, TYPE value, int pe);                        \
+  void shmem_##NAME##_atomic_fetch_and_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe); \
+  void shmem_##NAME##_atomic_fetch_or_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);  \
+  void shmem_##NAME##_atomic_fetch_xor_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);
+TESSERA_SHMEM_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_STANDARD_AMO)
+TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_EXTENDED_AMO)
+TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DECLARE_BITWISE_AMO)
+#undef TESSERA_SHMEM_DECLARE_EXTENDED_AMO
+#undef TESSERA_SHMEM_DECLARE_STANDARD_AMO
+#undef TESSERA_SHMEM_DECLARE_BITWISE_AMO
+
+/* ---- point-to-point synchronization ----------------------------------------------------- */
+
+/* Waits on this PE's symmetric variables, which other PEs update with puts, p or AMOs; every
+ * wait is bounded by TESSERA_TIMEOUT and ends the job with a message past it. Once a wait
+ * returns (or a test returns nonzero), the caller sees what the updating PE wrote before its
+ * update. For every TYPENAME of TESSERA_SHMEM_SYNC_TYPES:
+ *   shmem_TYPENAME_wait_until(ivar, cmp, value): until *ivar CMP value;
+ *   shmem_TYPENAME_test(ivar, cmp, value): 1 if it holds now, else 0;
+ *   _wait_until_all / _test_all: every ivars[i] whose status[i] is 0 (status may be NULL);
+ *   _wait_until_any / _test_any: one such i (returned), or SIZE_MAX when none can be waited on
+ *     (test: none holds);
+ *   _wait_until_some / _test_some: writes the satisfied indices to indices[], returns how many;
+ *   the _vector forms compare ivars[i] with cmp_values[i]. */
+#define TESSERA_SHMEM_DECLARE_SYNC(NAME, TYPE)                                                    \
+  void shmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value);                            \
+  int shmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value);                                   \
+  void shmem_##NAME##_wait_until_all(TYPE* ivars, size_t nelems, const int* status, int cmp,      \
+                                     TYPE cmp_value);                                             \
+  size_t shmem_##NAME##_wait_until_any(TYPE* ivars, size_t nelems, const int* status, int cmp,    \
+                                       TYPE cmp_value);                                           \
+  size_t shmem_##NAME##_wait_until_some(TYPE* ivars, size_t nelems, size_t* indices,              \
+                                        const int* status, int cmp, TYPE cmp_value);              \
+  int shmem_##NAME##_test_all(TYPE* ivars, size_t nelems, const int* status, int cmp,             \
+                              TYPE cmp_value);                                                    \
+  size_t shmem_##NAME##_test_any(TYPE* ivars, size_t nelems, const int* status, int cmp,          \
+                                 TYPE cmp_value);                                                 \
+  size_t shmem_##NAME##_test_some(TYPE* ivars, size_t nelems, size_t* indices, const int* status, \
+                                  int cmp, TYPE cmp_value);                                       \
+  void shmem_##NAME##_wait_until_all_vector(TYPE* ivars, size_t nelems, const int* status,        \
+                                            int cmp, TYPE* cmp_values);                           \
+  size_t shmem_##NAME##_wait_until_any_vector(TYPE* ivars, size_t nelems, const int* status,      \
+                                              int cmp, TYPE* cmp_values);                         \
+  size_t shmem_##NAME##_wait_until_some_vector(TYPE* ivars, size_t nelems, size_t* indices,       \
+                                               const int* status, int cmp, TYPE* cmp_values);     \
+  int shmem_##NAME##_test_all_vector(TYPE* ivars, size_t nelems, const int* status, int cmp,      \
+                                     TYPE* cmp_values);                                           \
+  size_t shmem_##NAME##_test_any_vector(TYPE* ivars, size_t nelems, const int* status, int cmp,   \
+                                        TYPE* cmp_values);                                        \
+  size_t shmem_##NAME##_test_some_vector(TYPE* ivars, size_t nelems, size_t* indices,             \
+                                         const int* status, int cmp, TYPE* cmp_values);
+TESSERA_SHMEM_SYNC_TYPES(TESSERA_SHMEM_DECLARE_SYNC)
+#undef TESSERA_SHMEM_DECLARE_SYNC
+
+/* ---- teams -------------------------------------------------------------------------------- */
+
+/* This PE's number in `team`, or -1 when it is not a member or the team is invalid. */
+int shmem_team_my_pe(shmem_team_t team);
+/* The number of PEs in `team`, or -1 for SHMEM_TEAM_INVALID. */
+int shmem_team_n_pes(shmem_team_t team);
+/* The number in `dest_team` of the PE numbered `src_pe` in `src_team`, or -1 when that PE is not
+ * in dest_team or an argument is invalid. */
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+/* Collective over `parent_team` (every member calls, in the same order): the new team holds the
+ * parent's PEs start, start + stride, ..., size of them (stride >= 1, or any when size is 1),
+ * numbered in that order. Members get a handle in *new_team, other PEs SHMEM_TEAM_INVALID.
+ * Returns 0, or nonzero (and SHMEM_TEAM_INVALID) for an invalid parent or a set outside it. */
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t* config, long config_mask,
+                             shmem_team_t* new_team);
+/* Collective over `team`: returns once every member has called it; a member's stores to
+ * symmetric memory before it are visible to every member after it (RMA still outstanding is not
+ * completed: use shmem_quiet first). Returns 0, or nonzero for SHMEM_TEAM_INVALID. */
+int shmem_team_sync(shmem_team_t team);
+/* The configuration `team` was created with (only the fields config_mask names are written);
+ * returns 0, or nonzero for SHMEM_TEAM_INVALID. */
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t* config);
+/* Releases a team made by shmem_team_split_strided; SHMEM_TEAM_INVALID is ignored; destroying
+ * SHMEM_TEAM_WORLD or SHMEM_TEAM_SHARED ends the job with a message. */
+void shmem_team_destroy(shmem_team_t team);
+
+/* ---- C11 type-generic names -------------------------------------------------------------- */
+
+/* In C11 and later, the specification's generic names pick the typed routine from the type the
+ * first pointer argument points to (its base type: int32_t selects the int routine where int32_t
+ * is int): shmem_put(dest, source, nelems, pe) is shmem_int_put for an int* dest. Each
+ * TESSERA_SHMEM_*_GENERIC(OP, X) selects shmem_TYPENAME_OP by the type of expression X. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+
+/* clang-format off */
+#define TESSERA_SHMEM_RMA_GENERIC(OP, X)      \
+  _Generic((X),                               \
+    float: shmem_float_##OP,                  \
+    double: shmem_double_##OP,                \
+    long double: shmem_longdouble_##OP,       \
+    char: shmem_char_##OP,                    \
+    signed char: shmem_schar_##OP,            \
+    short: shmem_short_##OP,                  \
+    int: shmem_int_##OP,                      \
+    long: shmem_long_##OP,                    \
+    long long: shmem_longlong_##OP,           \
+    unsigned char: shmem_uchar_##OP,          \
+    unsigned short: shmem_ushort_##OP,        \
+    unsigned int: shmem_uint_##OP,            \
+    unsigned long: shmem_ulong_##OP,          \
+    unsigned long long: shmem_ulonglong_##OP)
+
+#define TESSERA_SHMEM_STANDARD_AMO_GENERIC(OP, X) \
+  _Generic((X),                                   \
+    int: shmem_int_##OP,                          \
+    long: shmem_long_##OP,                        \
+    long long: shmem_longlong_##OP,               \
+    unsigned int: shmem_uint_##OP,                \
+    unsigned long: shmem_ulong_##OP,              \
+    unsigned long long: shmem_ulonglong_##OP)
+
+#define TESSERA_SHMEM_EXTENDED_AMO_GENERIC(OP, X) \
+  _Generic((X),                                   \
+    float: shmem_float_##OP,                      \
+    double: shmem_double_##OP,                    \
+    int: shmem_int_##OP,                          \
+    long: shmem_long_##OP,                        \
+    long long: shmem_longlong_##OP,               \
+    unsigned int: shmem_uint_##OP,                \
+    unsigned long: shmem_ulong_##OP,              \
+    unsigned long long: shmem_ulonglong_##OP)
+
+#define TESSERA_SHMEM_BITWISE_AMO_GENERIC(OP, X) \
+  _Generic((X),                                  \
+    unsigned int: shmem_uint_##OP,               \
+    unsigned long: shmem_ulong_##OP,             \
+    unsigned long long: shmem_ulonglong_##OP,    \
+    int32_t: shmem_int32_##OP,                   \
+    int64_t: shmem_int64_##OP)
+
+#define TESSERA_SHMEM_SYNC_GENERIC(OP, X)     \
+  _Generic((X),                               \
+    short: shmem_short_##OP,                  \
+    int: shmem_int_##OP,                      \
+    long: shmem_long_##OP,                    \
+    long long: shmem_longlong_##OP,           \
+    unsigned short: shmem_ushort_##OP,        \
+    unsigned int: shmem_uint_##OP,            \
+    unsigned long: shmem_ulong_##OP,          \
+    unsigned long long: shmem_ulonglong_##OP)
+/* clang-format on */
+
+#define shmem_put(dest, ...) TESSERA_SHMEM_RMA_GENERIC(put, *(dest))(dest, __VA_ARGS__)
+#define shmem_get(dest, ...) TESSERA_SHMEM_RMA_GENERIC(get, *(dest))(dest, __VA_ARGS__)
+#define shmem_put_nbi(dest, ...) TESSERA_SHMEM_RMA_GENERIC(put_nbi, *(dest))(dest, __VA_ARGS__)
+#define shmem_get_nbi(dest, ...) TESSERA_SHMEM_RMA_GENERIC(get_nbi, *(dest))(dest, __VA_ARGS__)
+#define shmem_iput(dest, ...) TESSERA_SHMEM_RMA_GENERIC(iput, *(dest))(dest, __VA_ARGS__)
+#define shmem_iget(dest, ...) TESSERA_SHMEM_RMA_GENERIC(iget, *(dest))(dest, __VA_ARGS__)
+#define shmem_p(dest, ...) TESSERA_SHMEM_RMA_GENERIC(p, *(dest))(dest, __VA_ARGS__)
+#define shmem_put_signal(dest, ...) \
+  TESSERA_SHMEM_RMA_GENERIC(put_signal, *(dest))(dest, __VA_ARGS__)
+#define shmem_put_signal_nbi(dest, ...) \
+  TESSERA_SHMEM_RMA_GENERIC(put_signal_nbi, *(dest))(dest, __VA_ARGS__)
+#define shmem_g(source, pe) TESSERA_SHMEM_RMA_GENERIC(g, *(source))(source, pe)
+#define shmem_atomic_fetch(source, pe) \
+  TESSERA_SHMEM_EXTENDED_AMO_GENERIC(atomic_fetch, *(source))(source, pe)
+#define shmem_atomic_set(dest, ...) \
+  TESSERA_SHMEM_EXTENDED_AMO_GENERIC(atomic_set, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_swap(dest, ...) \
+  TESSERA_SHMEM_EXTENDED_AMO_GENERIC(atomic_swap, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_compare_swap(dest, ...) \
+  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_compare_swap, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(dest, ...) \
+  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_fetch_inc, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_inc(dest, ...) \
+  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_inc, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_add(dest, ...) \
+  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_fetch_add, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_add(dest, ...) \
+  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_add, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_and(dest, ...) \
+  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_fetch_and, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_and(dest, ...) \
+  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_and, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_or(dest, ...) \
+  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_fetch_or, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_or(dest, ...) \
+  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_or, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(dest, ...) \
+  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_fetch_xor, *(dest))(dest, __VA_ARGS__)
+#define shmem_atomic_xor(dest, ...) \
+  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_xor, *(dest))(dest, __VA_ARGS__)
+#define shmem_wait_until(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(wait_until, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_test(ivars, ...) TESSERA_SHMEM_SYNC_GENERIC(test, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_wait_until_all(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(wait_until_all, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_wait_until_any(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(wait_until_any, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_wait_until_some(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(wait_until_some, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_test_all(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(test_all, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_test_any(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(test_any, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_test_some(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(test_some, *(ivars))(ivars, __VA_ARGS__)
+
+#endif /* C11 */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_SHMEM_H */

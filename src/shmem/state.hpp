@@ -1,0 +1,108 @@
+// The process-wide default runtime behind the OpenSHMEM C API, and the checks every routine
+// shares. OpenSHMEM has no error returns, so a failed check prints "tessera shmem: ..." and ends
+// the job (die); C++ exceptions never cross the C boundary.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/device/device.hpp"
+#include "tessera/runtime.hpp"
+#include "tessera/shmem.h"
+
+// A team handle's object: the world PEs of the team in team order, and this PE's place in it.
+struct tessera_shmem_team {
+  std::vector<int> pes;  // world PE of each team PE
+  int my_pe = -1;        // this PE's team number; -1 when not a member
+  shmem_team_config_t config{};
+  bool predefined = false;  // SHMEM_TEAM_WORLD or SHMEM_TEAM_SHARED: never destroyed
+};
+
+namespace tessera::shmem {
+
+struct State {
+  Runtime runtime;
+  device::Context ctx{};
+  // Bytes of every live block from shmem_malloc & co., for shmem_realloc.
+  std::map<const void*, std::size_t> block_bytes;
+  // shmem_team_sync's counters: word p of this PE's array counts the sync signals PE p sent
+  // here (symmetric, allocated by shmem_init), and sync_consumed[p] how many this PE has waited
+  // for. Never reset, so nothing needs clearing between syncs.
+  std::uint64_t* sync_counters = nullptr;
+  std::vector<std::uint64_t> sync_consumed;
+};
+
+// The default runtime, or null outside shmem_init .. shmem_finalize.
+State* current_state() noexcept;
+
+// Prints "tessera shmem: PE p: routine: message" to stderr and ends the job with status 1.
+[[noreturn]] void die(const char* routine, const std::string& message);
+
+// The default runtime; ends the job when shmem_init has not run (or shmem_finalize has).
+State& state(const char* routine);
+
+// Ends the job unless [p, p + bytes) lies in this PE's symmetric heap; `role` names the argument
+// ("destination", "source", "signal"). Names static data, which is the usual mistake.
+void require_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
+                       const char* role);
+
+// Ends the job unless 0 <= pe < n_pes.
+void require_pe(const State& s, const char* routine, int pe);
+
+// Runs `body`, turning a device-API failure or a runtime error into die(routine, ...).
+template <class Body>
+auto guarded(const char* routine, Body&& body) noexcept -> decltype(body()) {
+  try {
+    return body();
+  } catch (const device::Failure& f) {
+    die(routine, f.what());
+  } catch (const Error& e) {
+    die(routine, e.message());
+  } catch (const std::exception& e) {
+    die(routine, e.what());
+  }
+}
+
+// Completes this PE's outstanding operations and meets every PE (shmem_barrier_all).
+void barrier_all(State& s, const char* routine);
+
+// The device-API comparison for a SHMEM_CMP_* value; ends the job on any other value.
+device::Cmp to_cmp(const char* routine, int cmp);
+
+// The integer word of the same size (and signedness) as T: what the device API's atomics and
+// single-element copies operate on.
+template <std::size_t kBytes, bool kSigned>
+struct WordOf;
+template <>
+struct WordOf<1, false> {
+  using type = std::uint8_t;
+};
+template <>
+struct WordOf<2, false> {
+  using type = std::uint16_t;
+};
+template <>
+struct WordOf<4, false> {
+  using type = std::uint32_t;
+};
+template <>
+struct WordOf<8, false> {
+  using type = std::uint64_t;
+};
+template <>
+struct WordOf<4, true> {
+  using type = std::int32_t;
+};
+template <>
+struct WordOf<8, true> {
+  using type = std::int64_t;
+};
+template <class T>
+using word_t = typename WordOf<sizeof(T), std::is_integral_v<T> && std::is_signed_v<T>>::type;
+
+}  // namespace tessera::shmem

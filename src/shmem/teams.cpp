@@ -1,0 +1,166 @@
+// Teams: lists of world PEs. Creating one is local arithmetic on the parent's list, so a split
+// needs no communication. shmem_team_sync is a dissemination barrier over per-sender counters
+// that every PE allocated at shmem_init, so it needs no per-team resources either.
+#include "shmem/teams.hpp"
+
+#include <algorithm>
+
+#include "shmem/wait.hpp"
+
+namespace {
+tessera_shmem_team g_world;
+tessera_shmem_team g_shared;
+}  // namespace
+
+extern "C" {
+shmem_team_t const SHMEM_TEAM_WORLD = &g_world;
+shmem_team_t const SHMEM_TEAM_SHARED = &g_shared;
+}
+
+namespace tessera::shmem {
+namespace {
+
+bool valid(shmem_team_t team) { return team != SHMEM_TEAM_INVALID && !team->pes.empty(); }
+
+}  // namespace
+
+void init_predefined_teams(State& s) {
+  const int me = s.ctx.my_pe;
+  g_world = tessera_shmem_team{};
+  g_shared = tessera_shmem_team{};
+  g_world.predefined = g_shared.predefined = true;
+  for (int pe = 0; pe < s.ctx.n_pes; ++pe) {
+    g_world.pes.push_back(pe);
+    const Transport t = s.runtime.transport(pe);
+    if (t == Transport::self || t == Transport::mapped) {
+      if (pe == me) g_shared.my_pe = static_cast<int>(g_shared.pes.size());
+      g_shared.pes.push_back(pe);
+    }
+  }
+  g_world.my_pe = me;
+  s.sync_counters = static_cast<std::uint64_t*>(
+      s.runtime.calloc(static_cast<std::size_t>(s.ctx.n_pes), sizeof(std::uint64_t)));
+  s.sync_consumed.assign(static_cast<std::size_t>(s.ctx.n_pes), 0);
+}
+
+void release_predefined_teams() {
+  g_world = tessera_shmem_team{};
+  g_shared = tessera_shmem_team{};
+  g_world.predefined = g_shared.predefined = true;
+}
+
+}  // namespace tessera::shmem
+
+namespace tessera::shmem {
+namespace {
+
+// Round k of the dissemination barrier: signal the member 2^k places ahead, wait for the one
+// 2^k places behind; after ceil(log2 m) rounds every member has heard, directly or not, from
+// every other. The signal is an atomic add with release and the wait an acquire load, so stores
+// before the sync are visible after it.
+void team_sync(State& s, shmem_team_t team) {
+  const char* routine = "shmem_team_sync";
+  const int me = s.ctx.my_pe;
+  const auto m = static_cast<int>(team->pes.size());
+  const int i = team->my_pe;
+  for (int dist = 1; dist < m; dist *= 2) {
+    const int to = team->pes[static_cast<std::size_t>((i + dist) % m)];
+    const int from = team->pes[static_cast<std::size_t>((i - dist + m) % m)];
+    guarded(routine,
+            [&] { device::atomic_add(s.ctx, &s.sync_counters[me], std::uint64_t{1}, to); });
+    const std::uint64_t expected = ++s.sync_consumed[static_cast<std::size_t>(from)];
+    const std::uint64_t* counter = &s.sync_counters[from];
+    spin_until(
+        s, routine, [&] { return load_acquire(counter) >= expected; },
+        [&] {
+          return "PE " + std::to_string(from) + " (team PE " + std::to_string((i - dist + m) % m) +
+                 ") never arrived: its sync count here is " +
+                 std::to_string(load_acquire(counter)) + ", expected " + std::to_string(expected);
+        });
+  }
+}
+
+}  // namespace
+}  // namespace tessera::shmem
+
+using tessera::shmem::die;
+using tessera::shmem::state;
+using tessera::shmem::valid;
+
+extern "C" {
+
+int shmem_team_my_pe(shmem_team_t team) {
+  state("shmem_team_my_pe");
+  return valid(team) ? team->my_pe : -1;
+}
+
+int shmem_team_n_pes(shmem_team_t team) {
+  state("shmem_team_n_pes");
+  return valid(team) ? static_cast<int>(team->pes.size()) : -1;
+}
+
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) {
+  state("shmem_team_translate_pe");
+  if (!valid(src_team) || !valid(dest_team)) return -1;
+  if (src_pe < 0 || src_pe >= static_cast<int>(src_team->pes.size())) return -1;
+  const int world_pe = src_team->pes[static_cast<std::size_t>(src_pe)];
+  auto it = std::find(dest_team->pes.begin(), dest_team->pes.end(), world_pe);
+  return it == dest_team->pes.end() ? -1 : static_cast<int>(it - dest_team->pes.begin());
+}
+
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t* config, long config_mask,
+                             shmem_team_t* new_team) {
+  state("shmem_team_split_strided");
+  if (new_team == nullptr) die("shmem_team_split_strided", "new_team is NULL");
+  *new_team = SHMEM_TEAM_INVALID;
+  if (!valid(parent_team) || parent_team->my_pe < 0) return -1;
+  const long parent_size = static_cast<long>(parent_team->pes.size());
+  if (size < 1 || start < 0 || (size > 1 && stride < 1)) return -1;
+  const long last =
+      static_cast<long>(start) + static_cast<long>(size - 1) * (size > 1 ? stride : 0);
+  if (last >= parent_size) return -1;
+
+  auto team = new tessera_shmem_team{};
+  for (int i = 0; i < size; ++i) {
+    const long parent_pe = start + static_cast<long>(i) * (size > 1 ? stride : 0);
+    if (parent_pe == parent_team->my_pe) team->my_pe = i;
+    team->pes.push_back(parent_team->pes[static_cast<std::size_t>(parent_pe)]);
+  }
+  if ((config_mask & SHMEM_TEAM_NUM_CONTEXTS) != 0 && config != nullptr) {
+    team->config.num_contexts = config->num_contexts;
+  }
+  if (team->my_pe < 0) {
+    delete team;
+    return 0;
+  }
+  *new_team = team;
+  return 0;
+}
+
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t* config) {
+  state("shmem_team_get_config");
+  if (!valid(team) || config == nullptr) return -1;
+  if ((config_mask & SHMEM_TEAM_NUM_CONTEXTS) != 0)
+    config->num_contexts = team->config.num_contexts;
+  return 0;
+}
+
+int shmem_team_sync(shmem_team_t team) {
+  tessera::shmem::State& s = state("shmem_team_sync");
+  if (!valid(team) || team->my_pe < 0) return -1;
+  tessera::shmem::team_sync(s, team);
+  return 0;
+}
+
+void shmem_team_destroy(shmem_team_t team) {
+  state("shmem_team_destroy");
+  if (team == SHMEM_TEAM_INVALID) return;
+  if (team->predefined) {
+    die("shmem_team_destroy",
+        "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED are predefined and cannot be destroyed");
+  }
+  delete team;
+}
+
+}  // extern "C"

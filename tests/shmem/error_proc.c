@@ -1,0 +1,39 @@
+/* Misuse that OpenSHMEM cannot report through a return value ends the job with a message
+ * starting "tessera shmem:". PE 0 makes the mistake named by argv[1]; the other PEs wait in a
+ * barrier and are ended by the launcher.
+ *   put-static   shmem_putmem to a static array (not symmetric in Tessera)
+ *   get-stack    shmem_long_get from a stack variable
+ *   amo-global   shmem_int_atomic_inc on a global variable
+ *   bad-pe       shmem_int_p to PE n_pes
+ *   bad-cmp      shmem_int_wait_until with comparison 42
+ *   wait-timeout shmem_int_wait_until that never holds (run with TESSERA_TIMEOUT=1)
+ *   before-init  shmem_my_pe before shmem_init */
+#include <string.h>
+
+#include "tessera/shmem.h"
+
+static char static_buffer[64];
+int global_counter;
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "before-init") == 0) {
+    shmem_my_pe();
+    return 0;
+  }
+  shmem_init();
+  char* heap = (char*)shmem_calloc(64, 1);
+  int* ivar = (int*)shmem_calloc(1, sizeof(int));
+  long local = 0;
+  if (shmem_my_pe() == 0) {
+    if (strcmp(mode, "put-static") == 0) shmem_putmem(static_buffer, heap, 16, 0);
+    if (strcmp(mode, "get-stack") == 0) shmem_long_get(&local, &local, 1, 0);
+    if (strcmp(mode, "amo-global") == 0) shmem_int_atomic_inc(&global_counter, 0);
+    if (strcmp(mode, "bad-pe") == 0) shmem_int_p(ivar, 1, shmem_n_pes());
+    if (strcmp(mode, "bad-cmp") == 0) shmem_int_wait_until(ivar, 42, 1);
+    if (strcmp(mode, "wait-timeout") == 0) shmem_int_wait_until(ivar, SHMEM_CMP_EQ, 1);
+  }
+  shmem_barrier_all();
+  shmem_finalize();
+  return (int)local; /* reached only when no mistake was made */
+}
