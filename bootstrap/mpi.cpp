@@ -9,8 +9,10 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -57,10 +59,21 @@ void check_mpi(int code, int rank, const std::string& what) {
               "mpi bootstrap: " + what + " failed: " + mpi_error_text(code));
 }
 
+// Set once a rank left its job after a failure (Bootstrap::abort): MPI_Finalize would wait for
+// peers that may never come, so the exit aborts the job instead.
+std::atomic<bool> abort_at_exit{false};
+
 void finalize_mpi_at_exit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  if (abort_at_exit.load()) {
+    std::fprintf(stderr,
+                 "tessera: mpi bootstrap: this rank left the job after a failure; aborting the "
+                 "MPI job instead of finalizing\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
 }
 
 // Initialises MPI once per process when the application has not. MPI can be initialised only
@@ -136,6 +149,13 @@ class MpiBootstrap final : public Bootstrap {
   int size() const override { return size_; }
   const char* name() const override { return "mpi"; }
 
+  // MPI without fault tolerance never reports a dead rank; the runtime's peer watch does.
+  void peer_lost(int peer) override {
+    int none = -1;
+    lost_.compare_exchange_strong(none, peer);
+  }
+  void abort() override { abort_at_exit.store(true); }
+
   void allgather(void* buf, std::size_t bytes_per_rank) override {
     const int count = checked_count(bytes_per_rank, rank_, "allgather");
     if (timeout_.count() <= 0) {
@@ -200,6 +220,7 @@ class MpiBootstrap final : public Bootstrap {
         int flag = 0;
         check_mpi(MPI_Improbe(peer, tag, comm_, &flag, &message, &status), rank_, "MPI_Improbe");
         if (flag) break;
+        check_lost(what);
         if (Clock::now() >= deadline) throw timeout_error(what);
         std::this_thread::yield();
       }
@@ -252,12 +273,22 @@ class MpiBootstrap final : public Bootstrap {
         check_mpi(code, rank_, what);
       }
       if (done) return;
+      if (lost_.load() >= 0) staging.abandon();
+      check_lost(what);
       if (Clock::now() >= deadline) {
         staging.abandon();
         throw timeout_error(what);
       }
       std::this_thread::yield();
     }
+  }
+
+  void check_lost(const std::string& what) const {
+    const int peer = lost_.load();
+    if (peer < 0) return;
+    throw Error(ErrorCode::peer_lost, rank_,
+                "mpi bootstrap: " + what + " cannot complete: rank " + std::to_string(peer) +
+                    " is lost (its process ended)");
   }
 
   Error timeout_error(const std::string& what) const {
@@ -288,7 +319,8 @@ class MpiBootstrap final : public Bootstrap {
   Timeout timeout_;
   int rank_ = -1;
   int size_ = 0;
-  int max_tag_ = 32767;  // the least MPI_TAG_UB the standard allows
+  int max_tag_ = 32767;        // the least MPI_TAG_UB the standard allows
+  std::atomic<int> lost_{-1};  // a rank the runtime saw die (peer_lost), or -1
 };
 
 }  // namespace

@@ -34,6 +34,16 @@ class Bootstrap {
   // name exactly the bytes that were sent (a mismatch throws).
   virtual void send(int peer, const void* buf, std::size_t bytes, int tag) = 0;
   virtual void recv(int peer, void* buf, std::size_t bytes, int tag) = 0;
+
+  // Thread-safe, from any thread: rank `peer` is gone (its process ended). Blocking calls in
+  // progress and later ones fail with Error(peer_lost) naming it, instead of waiting for their
+  // bound. The default does nothing: for bootstraps that see a closed connection themselves.
+  virtual void peer_lost(int peer) { static_cast<void>(peer); }
+  // This rank leaves the job after a failure, without the collective goodbye; called just
+  // before the bootstrap is destroyed. Peers must learn of it promptly: threads and tcp close
+  // this rank's connections (peers see PeerLost naming it); mpi aborts the job (MPI_Abort) when
+  // this process exits, since MPI_Finalize would wait for peers that may never come.
+  virtual void abort() {}
 };
 
 // Everything a tcp bootstrap needs to find its root: address, port and a 128-bit random token

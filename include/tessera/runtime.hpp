@@ -137,7 +137,9 @@ class Runtime {
   // The address of `local` on `pe`, or null when pe's heap is not mapped here.
   void* ptr(const void* local, int pe) const;
 
-  // --- host-side RMA (blocking copies through translated pointers) ---
+  // --- host-side RMA (blocking copies through translated pointers; to a PE on another node,
+  // one descriptor through this PE's network proxy, waited for within TESSERA_TIMEOUT: throws
+  // Error(timeout), or Error(peer_lost) naming a PE whose endpoint is gone) ---
   // Copies `bytes` from local `src` to the symmetric `dst` on `pe`; complete on return.
   void put(void* dst, const void* src, std::size_t bytes, int pe);
   // Copies `bytes` from the symmetric `src` on `pe` to local `dst`; complete on return.

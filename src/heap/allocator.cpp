@@ -30,7 +30,7 @@ std::optional<std::size_t> Allocator::allocate(std::size_t bytes, std::size_t al
     const std::size_t tail = user + rounded;
     if (tail < end) free_.emplace(tail, end);
     free_bytes_ -= tail - begin;
-    used_.emplace(user, Used{begin, tail, rounded});
+    used_.emplace(user, Used{begin, tail, rounded, allocations_++});
     return user;
   }
   return std::nullopt;
@@ -56,6 +56,13 @@ std::optional<std::size_t> Allocator::block_containing(std::size_t offset) const
   --it;
   if (offset < it->first + it->second.bytes) return it->first;
   return std::nullopt;
+}
+
+std::vector<Allocator::Block> Allocator::blocks() const {
+  std::vector<Block> out;
+  out.reserve(used_.size());
+  for (const auto& [offset, used] : used_) out.push_back({offset, used.bytes, used.index});
+  return out;
 }
 
 std::size_t Allocator::largest_free() const {

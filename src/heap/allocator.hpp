@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
+#include <vector>
 
 namespace tessera::detail {
 
@@ -23,6 +25,15 @@ class Allocator {
   // Start offset of the live block containing `offset`, if any.
   std::optional<std::size_t> block_containing(std::size_t offset) const;
 
+  // A live block as diagnostics name it: "allocation #index (offset, bytes)".
+  struct Block {
+    std::size_t offset;
+    std::size_t bytes;
+    std::uint64_t index;  // how many blocks were allocated before this one
+  };
+  // The live blocks in offset order.
+  std::vector<Block> blocks() const;
+
   std::size_t free_bytes() const { return free_bytes_; }
   std::size_t largest_free() const;
   std::size_t live_blocks() const { return used_.size(); }
@@ -35,12 +46,14 @@ class Allocator {
     std::size_t region_begin;  // where the carved range starts (before alignment padding)
     std::size_t region_end;
     std::size_t bytes;  // rounded size the caller can use
+    std::uint64_t index;
   };
   void insert_free(std::size_t begin, std::size_t end);
 
   std::map<std::size_t, std::size_t> free_;  // begin -> end, disjoint and never adjacent
   std::map<std::size_t, Used> used_;         // user offset -> block
   std::size_t free_bytes_ = 0;
+  std::uint64_t allocations_ = 0;  // blocks handed out so far
 };
 
 }  // namespace tessera::detail

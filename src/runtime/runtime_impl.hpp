@@ -1,6 +1,7 @@
 // The state behind a Runtime. Internal: shared by the host library's translation units.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "heap/heap_segment.hpp"
 #include "heap/host_segment.hpp"
 #include "runtime/log.hpp"
+#include "runtime/peer_watch.hpp"
 #include "runtime/proxy_ring.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/stream.hpp"
@@ -21,7 +23,13 @@ namespace tessera::detail {
 
 // Kinds of collective calls, carried with a sequence number so PEs that call different
 // collectives, or the same one with different arguments, are told so instead of hanging.
-enum class CollectiveKind : std::uint32_t { malloc = 1, free = 2, calloc = 3 };
+enum class CollectiveKind : std::uint32_t {
+  malloc = 1,
+  free = 2,
+  calloc = 3,
+  barrier = 4,
+  finalize = 5
+};
 
 class RuntimeImpl {
  public:
@@ -35,10 +43,22 @@ class RuntimeImpl {
   void finalize(bool collective = true);
   bool finalized() const { return finalized_; }
 
-  // Every PE calls this with its arguments; throws Error(invalid_argument) on every PE, naming
-  // the PEs that disagree, when the kinds or arguments differ.
-  void check_collective(CollectiveKind kind, const char* what, std::uint64_t a, std::uint64_t b,
-                        const char* a_name, const char* b_name);
+  // Every PE calls this with its arguments (the kind says what they mean); throws
+  // Error(invalid_argument) on every PE, naming the PEs that disagree and the call each made,
+  // when the kinds, sequence numbers or arguments differ. Throws Error(peer_lost) first when the
+  // job is aborting.
+  void check_collective(CollectiveKind kind, const char* what, std::uint64_t a = 0,
+                        std::uint64_t b = 0);
+
+  // The control area's abort word (0: the job is not aborting); see Context::kAbortWord.
+  std::uint64_t abort_word() const;
+  // Throws Error(peer_lost) naming the PE when the abort word is set.
+  void check_not_aborting(const char* what) const;
+  // The peer watch saw PE `pe`'s process end: set the abort word, tell the bootstrap.
+  void peer_died(int pe);
+  // Rewrites the device-readable allocation table (AllocationTable) from the allocator.
+  // Call with alloc_mu_ held.
+  void publish_allocations();
 
   void* malloc(std::size_t bytes, std::size_t align, CollectiveKind kind);
   void free(void* ptr);
@@ -52,6 +72,8 @@ class RuntimeImpl {
   // Error(transport) when the PE's heap is not mapped here.
   char* peer_address(int pe, std::size_t offset, const char* what) const;
   void check_heap_range(const void* p, std::size_t bytes, const char* what) const;
+  // check_heap_range, and in checked mode: [p, p + bytes) lies inside one live allocation.
+  void check_allocation(const void* p, std::size_t bytes, const char* what);
   [[noreturn]] void fail(ErrorCode code, const std::string& message) const;
   // Chooses the transport to every PE and, when some PE of the job has a peer it cannot map,
   // starts the network proxy on every PE (collective). In src/transport/runtime_transport.cpp.
@@ -80,6 +102,14 @@ class RuntimeImpl {
   // Counters of the device barrier (Context's barrier_words), in the control area that follows
   // the user heap in this PE's segment.
   std::uint64_t* barrier_words_ = nullptr;
+  // The allocator's live blocks for device code (AllocationTable), in the control area's pages
+  // after the first; allocation_version_ is the table's seqlock counter.
+  std::uint64_t* allocation_table_ = nullptr;
+  std::uint64_t allocation_version_ = 0;
+  // Watches this machine's other PE processes (null when there are none).
+  std::unique_ptr<PeerWatch> peer_watch_;
+  std::atomic<bool> job_done_{false};    // finalize's last barrier passed: peers may exit
+  std::atomic<bool> finalizing_{false};  // in the goodbye collective: a peer exit is not news
   // How this PE reaches each PE, and the network proxy (null when no PE of the job needs one).
   std::vector<Transport> transports_;
   Placement placement_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 
 namespace tessera::detail {
 namespace {
@@ -22,10 +23,19 @@ using Bitmap = std::unique_ptr<hwloc_bitmap_s, BitmapDeleter>;
 
 // The machine's topology with network devices, or null when hwloc cannot load it.
 Topology load_topology() {
+  // The PEs of a threads job load topologies at once, and hwloc's discovery calls into libraries
+  // with unguarded process-wide state (libudev seeds a static hash key; ThreadSanitizer reports
+  // the race), so loads take turns.
+  static std::mutex load_mutex;
+  std::lock_guard lock(load_mutex);
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) return nullptr;
   Topology topo(raw);
   hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  // The libpciaccess-based "pci" component leaks about 600 KB (its PCI name tables) on every
+  // load, i.e. on every init; hwloc's linux component finds the same PCI devices and NICs from
+  // sysfs without it (tests/reliability/hygiene_test.cpp counts the mappings).
+  hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
   if (hwloc_topology_load(raw) != 0) return nullptr;
   return topo;
 }

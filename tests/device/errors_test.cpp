@@ -69,8 +69,8 @@ TEST(DeviceErrors, CheckedModeRejectsPointersOutsideTheHeap) {
       checked());
 }
 
-// The device side knows the heap, not the allocator's blocks: a tile running past the end of
-// the heap is caught (one running into the next block is not; see impl/check.hpp).
+// A tile running past the end of the heap is caught with its heap offset and extent (tiles
+// running out of their allocation are covered in tests/reliability/checked_mode_test.cpp).
 TEST(DeviceErrors, CheckedModeRejectsATileThatRunsPastTheHeap) {
   run_pes(
       2,
@@ -89,12 +89,13 @@ TEST(DeviceErrors, CheckedModeRejectsATileThatRunsPastTheHeap) {
                     AllOf(HasSubstr("get on PE"), HasSubstr("source tile"),
                           HasSubstr("heap offset " + std::to_string(rt.heap_size() - 400)),
                           HasSubstr("+" + std::to_string((3 * 64 + 16) * 4) + " bytes")));
-        // The same tile one row shorter fits, and works.
+        // The same tile one row shorter stays inside the heap, but in no allocation.
         launch(rt.stream(), 1, [=, &src](td::Block g) {
           td::get(g, ctx, td::make_tile(src.data(), 1, 16),
                   td::Tile<const std::uint32_t>(dst.sub(0, 0, 1, 16)), 0);
         });
-        rt.stream().synchronize();
+        e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
+        EXPECT_THAT(e.message(), HasSubstr("is not inside any live allocation"));
       },
       checked());
 }
@@ -120,11 +121,14 @@ TEST(DeviceErrors, ShapeMismatchIsInvalidArgument) {
   });
 }
 
+// A timeout aborts the job: the PE's later waits (and its peers', see fault_test) end with
+// PeerLost naming the PE that failed, and so do its host collectives. One PE, so that no other
+// PE's timeout can be the first.
 TEST(DeviceErrors, AWaitThatTimesOutNamesPeOffsetComparisonAndValueSeen) {
   PeOptions o;
   o.timeout = std::chrono::milliseconds(200);
   run_pes(
-      2,
+      1,
       [](Runtime& rt) {
         const auto ctx = rt.device_context();
         auto pad = rt.alloc<std::uint64_t>(3);
@@ -137,23 +141,52 @@ TEST(DeviceErrors, AWaitThatTimesOutNamesPeOffsetComparisonAndValueSeen) {
         EXPECT_EQ(e.pe(), rt.pe());
         EXPECT_THAT(e.message(), AllOf(HasSubstr("wait_until on PE " + std::to_string(rt.pe())),
                                        HasSubstr("timed out after 200 ms"),
-                                       HasSubstr("heap offset " + std::to_string(offset)),
+                                       HasSubstr("heap offset " + std::to_string(offset) +
+                                                 " (allocation #1: " + "offset " +
+                                                 std::to_string(offset) + ", 64 bytes)"),
                                        HasSubstr("(value >= 5)"), HasSubstr("saw 4")));
         std::uint64_t* sigs = pad.get();
         launch(rt.stream(), 1,
                [=](td::Block g) { td::wait_until_all(g, ctx, sigs, 3, td::Cmp::eq, 9); });
-        e = expect_error(ErrorCode::timeout, [&] { rt.stream().synchronize(); });
-        EXPECT_THAT(e.message(), AllOf(HasSubstr("wait_until_all"), HasSubstr("(value == 9)")));
-        launch(rt.stream(), 1,
-               [=](td::Block) { (void)td::wait_until_any(ctx, sigs, 3, td::Cmp::gt, 0); });
-        e = expect_error(ErrorCode::timeout, [&] { rt.stream().synchronize(); });
-        EXPECT_THAT(e.message(), AllOf(HasSubstr("wait_until_any"), HasSubstr("none of 3 signals"),
-                                       HasSubstr("saw 0 0 0")));
-        rt.barrier();
+        e = expect_error(ErrorCode::peer_lost, [&] { rt.stream().synchronize(); });
+        EXPECT_THAT(e.message(), AllOf(HasSubstr("wait_until_all on PE " + std::to_string(rt.pe())),
+                                       HasSubstr("failed and aborted the job")));
+        e = expect_error(ErrorCode::peer_lost, [&] { rt.barrier(); });
+        EXPECT_THAT(e.message(), HasSubstr("barrier: the job is aborting"));
       },
       o);
 }
 
+TEST(DeviceErrors, WaitUntilAllAndAnyTimeOutNamingTheirSignals) {
+  PeOptions o;
+  o.timeout = std::chrono::milliseconds(200);
+  for (const bool any : {false, true}) {
+    run_pes(
+        1,
+        [any](Runtime& rt) {
+          const auto ctx = rt.device_context();
+          auto pad = rt.alloc<std::uint64_t>(3);
+          std::uint64_t* sigs = pad.get();
+          if (any) {
+            launch(rt.stream(), 1,
+                   [=](td::Block) { (void)td::wait_until_any(ctx, sigs, 3, td::Cmp::gt, 0); });
+            Error e = expect_error(ErrorCode::timeout, [&] { rt.stream().synchronize(); });
+            EXPECT_THAT(e.message(), AllOf(HasSubstr("wait_until_any"),
+                                           HasSubstr("none of 3 signals"), HasSubstr("saw 0 0 0")));
+          } else {
+            launch(rt.stream(), 1,
+                   [=](td::Block g) { td::wait_until_all(g, ctx, sigs, 3, td::Cmp::eq, 9); });
+            Error e = expect_error(ErrorCode::timeout, [&] { rt.stream().synchronize(); });
+            EXPECT_THAT(e.message(), AllOf(HasSubstr("wait_until_all"), HasSubstr("(value == 9)"),
+                                           HasSubstr("(allocation #0: offset 0, 64 bytes)")));
+          }
+        },
+        o);
+  }
+}
+
+// The barrier's diagnostic names the PE that never entered it; the peer that did enter learns
+// of the abort at its next collective.
 TEST(DeviceErrors, DeviceBarrierTimesOutWhenAPeNeverArrives) {
   run_pes(2, [](Runtime& rt) {
     auto ctx = rt.device_context();
@@ -161,10 +194,11 @@ TEST(DeviceErrors, DeviceBarrierTimesOutWhenAPeNeverArrives) {
     if (rt.pe() == 0) {
       launch(rt.stream(), 1, [=](td::Block g) { td::barrier(g, ctx); });
       Error e = expect_error(ErrorCode::timeout, [&] { rt.stream().synchronize(); });
-      EXPECT_THAT(e.message(), AllOf(HasSubstr("barrier on PE 0"), HasSubstr("(value >= 2)"),
-                                     HasSubstr("saw 1")));
+      EXPECT_THAT(e.message(),
+                  AllOf(HasSubstr("barrier on PE 0"), HasSubstr("(value >= 2)"), HasSubstr("saw 1"),
+                        HasSubstr("not yet entered by PE 1 (at #0)")));
     }
-    rt.barrier();
+    expect_error(ErrorCode::peer_lost, [&] { rt.barrier(); });
   });
 }
 

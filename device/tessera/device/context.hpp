@@ -33,10 +33,23 @@ struct Context {
   // This PE's network proxy ring (proxy.hpp), or null when no peer needs it: calls on a PE whose
   // peer_base is null go through it.
   ProxyChannel* proxy;
+  // The allocator's live blocks as device code can read them (AllocationTable), kept current by
+  // malloc and free; null in a Context made by hand. Diagnostics name a signal's allocation from
+  // it, and checked mode bounds every pointer by its block.
+  const std::uint64_t* allocations;
 
+  // Word indices into barrier_words (the first page of the control area, which peers may write).
   static constexpr std::size_t kBarrierArrivals = 0;
   static constexpr std::size_t kBarrierEntered = 8;  // its own cache line
-  static constexpr std::size_t kBarrierWordsBytes = 128;
+  // Non-zero once the job is aborting: encode_abort(pe, reason). Every bounded wait polls it, so a
+  // PE that failed, or died, ends the waits of its peers in well under the timeout.
+  static constexpr std::size_t kAbortWord = 16;
+  // Word kBarrierSeen + p: the number of barriers PE p has entered, written by p before it
+  // arrives, so a barrier that times out can name the PEs that never came.
+  static constexpr std::size_t kBarrierSeen = 24;
+  static constexpr std::size_t kBarrierWordsBytes = 4096;
+  static constexpr int kBarrierSeenPes =
+      static_cast<int>(kBarrierWordsBytes / sizeof(std::uint64_t) - kBarrierSeen);
 
   TESSERA_HOST_DEVICE char* local_base() const { return peer_base[my_pe]; }
   TESSERA_HOST_DEVICE bool checked() const { return (flags & kCheckedMode) != 0; }
@@ -75,5 +88,37 @@ struct Context {
 };
 
 static_assert(std::is_trivially_copyable_v<Context>, "Context is passed to kernels by value");
+
+// Why a job is aborting, as kept in the control area's abort word.
+enum class AbortReason : std::uint32_t {
+  failed = 1,  // the PE hit a failure (a wait timed out) and left the job
+  died = 2,    // the PE's process ended without leaving the job (seen by a peer's watch)
+};
+
+TESSERA_HOST_DEVICE constexpr std::uint64_t encode_abort(int pe, AbortReason reason) {
+  return (static_cast<std::uint64_t>(reason) << 32) | static_cast<std::uint32_t>(pe + 1);
+}
+TESSERA_HOST_DEVICE constexpr int abort_pe(std::uint64_t word) {
+  return static_cast<int>(word & 0xffffffffu) - 1;
+}
+TESSERA_HOST_DEVICE constexpr AbortReason abort_reason(std::uint64_t word) {
+  return static_cast<AbortReason>(word >> 32);
+}
+
+// The allocator's live blocks, in the control area's pages after the first (this PE's own
+// memory: peers never write it). A seqlock: `version` is odd while the host rewrites the table,
+// and readers that see it odd or changed retry or give up. Entry i is three words: block start
+// offset, usable bytes, and the allocation's index (the how-many-th malloc/calloc made it,
+// counting from 0 over the Runtime's life), sorted by start offset.
+struct AllocationTable {
+  static constexpr std::size_t kVersion = 0;
+  static constexpr std::size_t kCount = 1;  // entries, or kOverflow when more than kCapacity
+  static constexpr std::size_t kEntries = 2;
+  static constexpr std::size_t kWordsPerEntry = 3;
+  static constexpr std::size_t kBytes = 96 * 1024;
+  static constexpr std::uint64_t kCapacity =
+      (kBytes / sizeof(std::uint64_t) - kEntries) / kWordsPerEntry;
+  static constexpr std::uint64_t kOverflow = ~std::uint64_t{0};
+};
 
 }  // namespace tessera::device

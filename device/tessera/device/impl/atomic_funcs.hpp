@@ -19,6 +19,7 @@ TESSERA_DEVICE T* atomic_target(const Context& ctx, T* dst, int pe, Scope scope,
 template <AtomicWord T>
 TESSERA_DEVICE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_load")) {
+    detail::check_scope(ctx, scope, pe, "atomic_load");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_load", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::load, dst, T{}, T{}, pe,
                                    sem, "atomic_load");
@@ -31,6 +32,7 @@ template <AtomicWord T>
 TESSERA_DEVICE void atomic_store(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                  Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_store")) {
+    detail::check_scope(ctx, scope, pe, "atomic_store");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_store", "atomic word");
     detail::proxy_atomic<T>(ctx, ProxyOp::atomic, ProxyAmo::store, dst, value, T{}, pe, sem,
                             "atomic_store");
@@ -44,6 +46,7 @@ template <AtomicWord T>
 TESSERA_DEVICE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_add")) {
+    detail::check_scope(ctx, scope, pe, "atomic_add");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_add", "atomic word");
     detail::proxy_atomic<T>(ctx, ProxyOp::atomic, ProxyAmo::add, dst, value, T{}, pe, sem,
                             "atomic_add");
@@ -58,6 +61,7 @@ TESSERA_DEVICE T atomic_compare_exchange(const Context& ctx, T* dst, detail::ide
                                          detail::identity_t<T> desired, int pe, Sem sem,
                                          Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_compare_exchange")) {
+    detail::check_scope(ctx, scope, pe, "atomic_compare_exchange");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_compare_exchange", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::compare_atomic, ProxyAmo::exchange, dst, desired,
                                    expected, pe, sem, "atomic_compare_exchange");
@@ -71,6 +75,7 @@ template <AtomicWord T>
 TESSERA_DEVICE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                   Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_add")) {
+    detail::check_scope(ctx, scope, pe, "atomic_fetch_add");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_add", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::add, dst, value, T{}, pe,
                                    sem, "atomic_fetch_add");
@@ -83,6 +88,7 @@ template <AtomicWord T>
 TESSERA_DEVICE T atomic_exchange(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                  Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_exchange")) {
+    detail::check_scope(ctx, scope, pe, "atomic_exchange");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_exchange", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::exchange, dst, value, T{},
                                    pe, sem, "atomic_exchange");
@@ -95,6 +101,7 @@ template <AtomicWord T>
 TESSERA_DEVICE T atomic_fetch_and(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                   Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_and")) {
+    detail::check_scope(ctx, scope, pe, "atomic_fetch_and");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_and", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::and_, dst, value, T{}, pe,
                                    sem, "atomic_fetch_and");
@@ -107,6 +114,7 @@ template <AtomicWord T>
 TESSERA_DEVICE T atomic_fetch_or(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                  Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_or")) {
+    detail::check_scope(ctx, scope, pe, "atomic_fetch_or");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_or", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::or_, dst, value, T{}, pe,
                                    sem, "atomic_fetch_or");
@@ -119,6 +127,7 @@ template <AtomicWord T>
 TESSERA_DEVICE T atomic_fetch_xor(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                   Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_xor")) {
+    detail::check_scope(ctx, scope, pe, "atomic_fetch_xor");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_xor", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::xor_, dst, value, T{}, pe,
                                    sem, "atomic_fetch_xor");
@@ -131,6 +140,7 @@ template <AtomicWord T>
 TESSERA_DEVICE T atomic_fetch_min(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                   Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_min")) {
+    detail::check_scope(ctx, scope, pe, "atomic_fetch_min");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_min", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::min, dst, value, T{}, pe,
                                    sem, "atomic_fetch_min");
@@ -143,6 +153,7 @@ template <AtomicWord T>
 TESSERA_DEVICE T atomic_fetch_max(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                   Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_max")) {
+    detail::check_scope(ctx, scope, pe, "atomic_fetch_max");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_max", "atomic word");
     return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::max, dst, value, T{}, pe,
                                    sem, "atomic_fetch_max");

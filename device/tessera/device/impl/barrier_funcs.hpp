@@ -12,6 +12,40 @@
 namespace tessera::device {
 namespace detail {
 
+// Waits for the barrier's arrivals; on timeout names the PEs that have not entered barrier n
+// (from the kBarrierSeen words they write before arriving).
+TESSERA_DEVICE inline void barrier_wait(const Context& ctx, std::uint64_t n, const char* what) {
+  std::uint64_t* arrivals = &ctx.barrier_words[Context::kBarrierArrivals];
+  const std::uint64_t target = n * static_cast<std::uint64_t>(ctx.n_pes);
+  Deadline deadline(ctx, what);
+  for (std::uint32_t spins = 0;; ++spins) {
+    if (platform::atomic_load(arrivals, Sem::acquire, Scope::system) >= target) return;
+    if (!deadline.pause_and_check(spins)) continue;
+    const std::uint64_t seen = platform::atomic_load(arrivals, Sem::acquire, Scope::system);
+    if (seen >= target) return;
+    broadcast_abort(ctx);
+    Message m;
+    m << what << " on PE " << ctx.my_pe << " timed out after "
+      << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms in barrier #" << n
+      << ": arrival counter (control area) awaited (value >= " << target << "), saw " << seen;
+    if (ctx.n_pes <= Context::kBarrierSeenPes) {
+      m << "; not yet entered by PE";
+      int listed = 0;
+      for (int pe = 0; pe < ctx.n_pes; ++pe) {
+        const std::uint64_t entered = platform::atomic_load(
+            &ctx.barrier_words[Context::kBarrierSeen + static_cast<std::size_t>(pe)], Sem::relaxed,
+            Scope::system);
+        if (entered >= n) continue;
+        if (listed < 16) m << (listed == 0 ? " " : ", ") << pe << " (at #" << entered << ")";
+        ++listed;
+      }
+      if (listed > 16) m << " and " << (listed - 16) << " more";
+      if (listed == 0) m << " none (their arrivals are still in flight)";
+    }
+    platform::report_failure(FailureCode::timeout, m.c_str());
+  }
+}
+
 template <class G>
 TESSERA_DEVICE void barrier_impl(G g, const Context& ctx, const char* what) {
   g.sync();
@@ -22,8 +56,12 @@ TESSERA_DEVICE void barrier_impl(G g, const Context& ctx, const char* what) {
         << ": the Context has no barrier counters (make it with Runtime::device_context())";
       platform::report_failure(FailureCode::invalid_argument, m.c_str());
     }
+    check_abort(ctx, what);
     std::uint64_t* arrivals = &ctx.barrier_words[Context::kBarrierArrivals];
     std::uint64_t* entered = &ctx.barrier_words[Context::kBarrierEntered];
+    const bool note_seen = ctx.my_pe < Context::kBarrierSeenPes;
+    std::uint64_t* seen = &ctx.barrier_words[Context::kBarrierSeen +
+                                             static_cast<std::size_t>(note_seen ? ctx.my_pe : 0)];
     const std::uint64_t n =
         platform::atomic_fetch_add(entered, std::uint64_t{1}, Sem::relaxed, Scope::device) + 1;
     for (int i = 0; i < ctx.n_pes; ++i) {
@@ -32,20 +70,28 @@ TESSERA_DEVICE void barrier_impl(G g, const Context& ctx, const char* what) {
         // The barrier words lie past the user heap, at the same offset on every PE.
         ProxyDescriptor d{};
         d.op = ProxyOp::atomic;
-        d.amo = ProxyAmo::add;
         d.word = ProxyWord::u64;
-        d.flags = kProxyFenced;
         d.pe = pe;
+        if (note_seen) {
+          d.amo = ProxyAmo::store;
+          d.remote_offset = ctx.heap_offset(seen);
+          d.value = n;
+          proxy_push(ctx, d, what);
+        }
+        d.amo = ProxyAmo::add;
+        d.flags = kProxyFenced;
         d.remote_offset = ctx.heap_offset(arrivals);
         d.value = 1;
         proxy_push(ctx, d, what);
         continue;
       }
+      // For diagnostics only: which barrier this PE has entered, ordered before its arrival.
+      if (note_seen)
+        platform::atomic_store(translate(ctx, seen, pe, what), n, Sem::relaxed, Scope::system);
       platform::atomic_fetch_add(translate(ctx, arrivals, pe, what), std::uint64_t{1}, Sem::release,
                                  Scope::system);
     }
-    spin_until(ctx, arrivals, Cmp::ge, n * static_cast<std::uint64_t>(ctx.n_pes), Sem::acquire,
-               what);
+    barrier_wait(ctx, n, what);
   }
   g.sync();
 }

@@ -46,12 +46,121 @@ TESSERA_HOST_DEVICE inline bool use_proxy(const Context& ctx, int pe, const char
   return ctx.via_proxy(pe);
 }
 
-// Checked mode: [p, p + bytes) must lie inside this PE's heap. The device side does not know
-// allocation sizes, so a tile that runs past the end of its own block but stays inside the heap
-// is not caught here; the heap end is the bound.
+// The live allocation holding a heap offset, read from ctx.allocations (AllocationTable).
+struct AllocationLookup {
+  bool known = false;  // false: no table, it overflowed, or it kept changing while read
+  bool found = false;  // a live block holds the offset
+  std::uint64_t begin = 0, bytes = 0, index = 0;
+};
+
+TESSERA_HOST_DEVICE inline AllocationLookup find_allocation(const Context& ctx,
+                                                            std::uint64_t offset) {
+  AllocationLookup out;
+  const std::uint64_t* t = ctx.allocations;
+  if (t == nullptr) return out;
+  using Table = AllocationTable;
+  for (std::uint32_t attempt = 0; attempt < 64; ++attempt) {
+    const std::uint64_t v0 =
+        platform::atomic_load(&t[Table::kVersion], Sem::acquire, Scope::system);
+    if ((v0 & 1u) != 0) {
+      platform::spin_pause(attempt);
+      continue;
+    }
+    const std::uint64_t count =
+        platform::atomic_load(&t[Table::kCount], Sem::relaxed, Scope::system);
+    if (count > Table::kCapacity) return out;
+    auto word = [&](std::uint64_t entry, std::size_t field) {
+      return platform::atomic_load(&t[Table::kEntries + entry * Table::kWordsPerEntry + field],
+                                   Sem::relaxed, Scope::system);
+    };
+    std::uint64_t lo = 0, hi = count;  // first entry starting after offset
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      if (word(mid, 0) <= offset) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    AllocationLookup r;
+    r.known = true;
+    if (lo > 0) {
+      r.begin = word(lo - 1, 0);
+      r.bytes = word(lo - 1, 1);
+      r.index = word(lo - 1, 2);
+      r.found = offset - r.begin < r.bytes;
+    }
+    platform::fence(Sem::acquire, Scope::system);
+    if (platform::atomic_load(&t[Table::kVersion], Sem::relaxed, Scope::system) == v0) return r;
+  }
+  return out;
+}
+
+// Appends " (allocation #i: offset b, n bytes)" or " (in no live allocation)" for a heap offset.
+TESSERA_HOST_DEVICE inline void describe_allocation(Message& m, const Context& ctx,
+                                                    std::uint64_t offset) {
+  const AllocationLookup a = find_allocation(ctx, offset);
+  if (!a.known) return;
+  if (!a.found) {
+    m << " (in no live allocation)";
+    return;
+  }
+  m << " (allocation #" << a.index << ": offset " << a.begin << ", " << a.bytes << " bytes)";
+}
+
+// Fails with peer_lost when the job is aborting (ctx's abort word is set): some PE failed and
+// left, or died. Polled by every bounded wait next to its clock.
+TESSERA_HOST_DEVICE inline void check_abort(const Context& ctx, const char* what) {
+  if (ctx.barrier_words == nullptr) return;
+  const std::uint64_t word =
+      platform::atomic_load(&ctx.barrier_words[Context::kAbortWord], Sem::relaxed, Scope::system);
+  if (word == 0) return;
+  Message m;
+  m << what << " on PE " << ctx.my_pe << " gave up: PE " << abort_pe(word);
+  if (abort_reason(word) == AbortReason::died) {
+    m << " is lost (its process ended)";
+  } else {
+    m << " failed and aborted the job (its own message says why)";
+  }
+  platform::report_failure(FailureCode::peer_lost, m.c_str());
+}
+
+// Marks the job as aborting on this PE and on every PE whose heap is mapped here, so their waits
+// end with peer_lost naming this PE instead of running into their own timeouts. Peers reached
+// only through the network learn of it from the bootstrap and the proxy when this PE leaves.
+TESSERA_HOST_DEVICE inline void broadcast_abort(const Context& ctx) {
+  if (ctx.barrier_words == nullptr) return;
+  const std::uint64_t word = encode_abort(ctx.my_pe, AbortReason::failed);
+  std::uint64_t* local = &ctx.barrier_words[Context::kAbortWord];
+  for (int pe = 0; pe < ctx.n_pes; ++pe) {
+    char* base = ctx.peer_base[pe];
+    if (base == nullptr) continue;
+    auto* remote = reinterpret_cast<std::uint64_t*>(
+        base + (reinterpret_cast<char*>(local) - ctx.local_base()));
+    platform::atomic_compare_exchange(remote, std::uint64_t{0}, word, Sem::relaxed, Scope::system);
+  }
+}
+
+// Checked mode: [p, p + bytes) must lie inside this PE's heap, and inside one live allocation
+// (when the Context carries the allocation table).
 TESSERA_HOST_DEVICE inline void check_in_heap(const Context& ctx, const void* p, std::size_t bytes,
                                               const char* what, const char* role) {
-  if (!ctx.checked() || ctx.in_heap(p, bytes == 0 ? 1 : bytes)) return;
+  if (!ctx.checked()) return;
+  if (ctx.in_heap(p, bytes == 0 ? 1 : bytes)) {
+    const auto offset = static_cast<std::uint64_t>(ctx.heap_offset(p));
+    const AllocationLookup a = find_allocation(ctx, offset);
+    if (!a.known || (a.found && bytes <= a.bytes - (offset - a.begin))) return;
+    Message m;
+    m << what << " on PE " << ctx.my_pe << ": " << role << " [heap offset " << offset << ", +"
+      << static_cast<std::uint64_t>(bytes) << " bytes) ";
+    if (a.found) {
+      m << "runs past the end of its allocation #" << a.index << " [offset " << a.begin << ", +"
+        << a.bytes << " bytes) by " << (offset + bytes - (a.begin + a.bytes)) << " bytes";
+    } else {
+      m << "is not inside any live allocation of the symmetric heap (freed, or never allocated)";
+    }
+    platform::report_failure(FailureCode::invalid_argument, m.c_str());
+  }
   Message m;
   m << what << " on PE " << ctx.my_pe << ": " << role << " [";
   auto a = reinterpret_cast<std::uintptr_t>(p);

@@ -9,58 +9,82 @@
 namespace tessera::device {
 namespace detail {
 
-// Describes a signal word for diagnostics: its heap offset, or that it lies outside the heap.
+// Describes a signal word for diagnostics: its heap offset and allocation, or that it lies
+// outside the heap.
 TESSERA_HOST_DEVICE inline void describe_signal(Message& m, const Context& ctx,
                                                 const std::uint64_t* sig) {
   if (ctx.in_heap(sig, sizeof(std::uint64_t))) {
-    m << "signal at heap offset " << static_cast<std::uint64_t>(ctx.heap_offset(sig));
+    const auto offset = static_cast<std::uint64_t>(ctx.heap_offset(sig));
+    m << "signal at heap offset " << offset;
+    describe_allocation(m, ctx, offset);
   } else {
     m << "signal at address " << static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(sig))
       << " (outside the heap)";
   }
 }
 
-[[noreturn]] TESSERA_HOST_DEVICE inline void report_wait_timeout(const Context& ctx,
-                                                                 const char* what,
-                                                                 const std::uint64_t* sig, Cmp cmp,
-                                                                 std::uint64_t value,
-                                                                 std::uint64_t seen) {
+// Reports a wait on `sig` that ran out of time, after marking the job as aborting (so peers stop
+// waiting for this PE). `writer` is the PE expected to update the signal, or -1 when the
+// operation does not know.
+TESSERA_NORETURN TESSERA_COLD TESSERA_HOST_DEVICE inline void report_wait_timeout(
+    const Context& ctx, const char* what, const std::uint64_t* sig, Cmp cmp, std::uint64_t value,
+    std::uint64_t seen, int writer) {
+  broadcast_abort(ctx);
   Message m;
   m << what << " on PE " << ctx.my_pe << " timed out after "
     << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: ";
   describe_signal(m, ctx, sig);
   m << " awaited (value " << to_string(cmp) << " " << value << "), saw " << seen;
+  if (writer >= 0) m << "; PE " << writer << " was expected to write it";
   platform::report_failure(FailureCode::timeout, m.c_str());
 }
 
-// A bounded spin: call poll() until it returns true; `expired()` is polled every 256 turns
-// (the clock is not free) once ctx.timeout_ns is set.
+TESSERA_NORETURN TESSERA_HOST_DEVICE inline void report_wait_timeout(const Context& ctx,
+                                                                     const char* what,
+                                                                     const std::uint64_t* sig,
+                                                                     Cmp cmp, std::uint64_t value,
+                                                                     std::uint64_t seen) {
+  report_wait_timeout(ctx, what, sig, cmp, value, seen, -1);
+}
+
+// A bounded spin: call poll() until it returns true. Every 256 turns (the clock is not free) it
+// checks whether the job is aborting (a peer failed or died: ends the wait with peer_lost naming
+// it) and, once ctx.timeout_ns is set, whether the bound has passed.
 class Deadline {
  public:
-  TESSERA_HOST_DEVICE explicit Deadline(const Context& ctx)
-      : timeout_ns_(ctx.timeout_ns), start_ns_(ctx.timeout_ns != 0 ? platform::clock_ns() : 0) {}
+  TESSERA_HOST_DEVICE explicit Deadline(const Context& ctx, const char* what = "a wait")
+      : ctx_(&ctx),
+        what_(what),
+        timeout_ns_(ctx.timeout_ns),
+        start_ns_(ctx.timeout_ns != 0 ? platform::clock_ns() : 0) {}
   // Pauses for turn `spins` and returns true once the bound has passed.
   TESSERA_HOST_DEVICE bool pause_and_check(std::uint32_t spins) {
     platform::spin_pause(spins);
-    if (timeout_ns_ == 0 || (spins & 255u) != 255u) return false;
+    if ((spins & 255u) != 255u) return false;
+    check_abort(*ctx_, what_);
+    if (timeout_ns_ == 0) return false;
     return platform::clock_ns() - start_ns_ > timeout_ns_;
   }
 
  private:
+  const Context* ctx_;
+  const char* what_;
   std::uint64_t timeout_ns_;
   std::uint64_t start_ns_;
 };
 
+// Waits until *sig CMP value; `writer` (or -1) is named in the timeout diagnostic.
 TESSERA_HOST_DEVICE inline void spin_until(const Context& ctx, const std::uint64_t* sig, Cmp cmp,
-                                           std::uint64_t value, Sem sem, const char* what) {
-  Deadline deadline(ctx);
+                                           std::uint64_t value, Sem sem, const char* what,
+                                           int writer = -1) {
+  Deadline deadline(ctx, what);
   for (std::uint32_t spins = 0;; ++spins) {
     const std::uint64_t seen = platform::atomic_load(sig, sem, Scope::system);
     if (compare(cmp, seen, value)) return;
     if (deadline.pause_and_check(spins)) {
       const std::uint64_t last = platform::atomic_load(sig, sem, Scope::system);
       if (compare(cmp, last, value)) return;
-      report_wait_timeout(ctx, what, sig, cmp, value, last);
+      report_wait_timeout(ctx, what, sig, cmp, value, last, writer);
     }
   }
 }
@@ -169,12 +193,13 @@ TESSERA_DEVICE inline std::size_t wait_until_any(const Context& ctx, const std::
     m << "wait_until_any on PE " << ctx.my_pe << ": no signals to wait for (n == 0)";
     platform::report_failure(FailureCode::invalid_argument, m.c_str());
   }
-  detail::Deadline deadline(ctx);
+  detail::Deadline deadline(ctx, "wait_until_any");
   for (std::uint32_t spins = 0;; ++spins) {
     for (std::size_t i = 0; i < n; ++i) {
       if (compare(cmp, platform::atomic_load(&sigs[i], sem, Scope::system), value)) return i;
     }
     if (deadline.pause_and_check(spins)) {
+      detail::broadcast_abort(ctx);
       detail::Message m;
       m << "wait_until_any on PE " << ctx.my_pe << " timed out after "
         << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: none of "
@@ -201,5 +226,31 @@ TESSERA_DEVICE void wait_until_all(G g, const Context& ctx, const std::uint64_t*
 TESSERA_DEVICE inline std::uint64_t signal_fetch(const std::uint64_t* sig, Sem sem) {
   return platform::atomic_load(sig, sem, Scope::system);
 }
+
+namespace detail {
+
+// wait_until for an operation that knows which PE updates `sig` (a ring neighbour, the owner of
+// a chunk): a timeout names `writer` as well. `what` names the operation.
+template <class G>
+TESSERA_DEVICE void wait_from(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
+                              std::uint64_t value, int writer, const char* what,
+                              Sem sem = Sem::acquire) {
+  check_in_heap(ctx, sig, sizeof(std::uint64_t), what, "signal");
+  if (g.rank() == 0) spin_until(ctx, sig, cmp, value, sem, what, writer);
+  g.sync();
+}
+
+// wait_until_all where sigs[i] is written by PE i (one slot per PE).
+template <class G>
+TESSERA_DEVICE void wait_all_from_owners(G g, const Context& ctx, const std::uint64_t* sigs,
+                                         std::size_t n, Cmp cmp, std::uint64_t value,
+                                         const char* what, Sem sem = Sem::acquire) {
+  check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), what, "signals");
+  for (auto i = static_cast<std::size_t>(g.rank()); i < n; i += static_cast<std::size_t>(g.size()))
+    spin_until(ctx, &sigs[i], cmp, value, sem, what, static_cast<int>(i));
+  g.sync();
+}
+
+}  // namespace detail
 
 }  // namespace tessera::device

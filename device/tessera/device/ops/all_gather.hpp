@@ -137,20 +137,23 @@ TESSERA_DEVICE void all_gather_oneshot(G g, const Context& ctx, void* recv, cons
         if ((pending & (std::uint64_t{1} << (k - 1))) == 0) continue;
         device::detail::report_wait_timeout(ctx, "all_gather_oneshot waiting for a peer to enter",
                                             &sigs.ready[peer], Cmp::ge, call,
-                                            signal_fetch(&sigs.ready[peer]));
+                                            signal_fetch(&sigs.ready[peer]), peer);
       }
     }
   } else {
     for (int k = 1; k < n; ++k) {
       const int peer = (me + k) % n;
-      wait_until(g, ctx, &sigs.ready[peer], Cmp::ge, call);
+      device::detail::wait_from(g, ctx, &sigs.ready[peer], Cmp::ge, call, peer,
+                                "all_gather_oneshot waiting for a peer to enter");
       put_signal(g, ctx, slot, mine, &sigs.arrived[me], call, SignalOp::set, peer);
     }
   }
   // This PE's own slot counts as arrived (a plain local update; no one else writes this word).
   if (g.rank() == 0) signal(ctx, &sigs.arrived[me], call, SignalOp::set, me, Sem::relaxed);
   g.sync();
-  wait_until_all(g, ctx, sigs.arrived, static_cast<std::size_t>(n), Cmp::ge, call);
+  // arrived[p] is written by PE p: a timeout names the PE whose chunk never came.
+  device::detail::wait_all_from_owners(g, ctx, sigs.arrived, static_cast<std::size_t>(n), Cmp::ge,
+                                       call, "all_gather_oneshot waiting for a chunk");
 }
 
 template <class G>
@@ -170,7 +173,8 @@ TESSERA_DEVICE void all_gather_staged(G g, const Context& ctx, void* recv, const
   detail::copy_own_slot(g, ctx, out + static_cast<std::size_t>(me) * bytes, send, bytes);
   for (int k = 1; k < n; ++k) {
     const auto from = static_cast<std::size_t>((me + n - k) % n);  // left first: sent to it first
-    wait_until(g, ctx, &sigs.arrived[from], Cmp::ge, call);
+    device::detail::wait_from(g, ctx, &sigs.arrived[from], Cmp::ge, call, static_cast<int>(from),
+                              "all_gather_staged waiting for a chunk");
     put(g, ctx, detail::byte_tile(static_cast<void*>(out + from * bytes), bytes),
         detail::byte_tile(static_cast<const void*>(half + from * bytes), bytes), me);
   }
@@ -189,7 +193,10 @@ TESSERA_DEVICE void all_gather_ring(G g, const Context& ctx, void* recv, const v
   // Only the left neighbour writes into this PE's recv.
   if (g.rank() == 0 && n > 1) signal(ctx, &sigs.ready[me], call, SignalOp::set, left);
   detail::copy_own_slot(g, ctx, out + static_cast<std::size_t>(me) * bytes, send, bytes);
-  if (n > 1) wait_until(g, ctx, &sigs.ready[right], Cmp::ge, call);
+  if (n > 1) {
+    device::detail::wait_from(g, ctx, &sigs.ready[right], Cmp::ge, call, right,
+                              "all_gather_ring waiting for the right neighbour to enter");
+  }
   for (int step = 0; step + 1 < n; ++step) {
     const int slot = (me - step + n) % n;
     std::uint8_t* slot_base = out + static_cast<std::size_t>(slot) * bytes;
@@ -199,7 +206,10 @@ TESSERA_DEVICE void all_gather_ring(G g, const Context& ctx, void* recv, const v
       const std::size_t begin = c * chunk;
       const std::size_t len = bytes - begin < chunk ? bytes - begin : chunk;
       const std::uint64_t value = first + c + 1;
-      if (step > 0) wait_until(g, ctx, &sigs.ring[slot], Cmp::ge, value);
+      if (step > 0) {
+        device::detail::wait_from(g, ctx, &sigs.ring[slot], Cmp::ge, value, left,
+                                  "all_gather_ring waiting for a chunk from the left neighbour");
+      }
       put_signal(g, ctx, detail::byte_tile(static_cast<void*>(slot_base + begin), len),
                  detail::byte_tile(from + begin, len), &sigs.ring[slot], value, SignalOp::set,
                  right);
