@@ -20,6 +20,8 @@ TESSERA_PACKAGES=(
   libfabric-dev libfabric-bin
   libhwloc-dev hwloc
   clang-format iproute2
+  doxygen python3-matplotlib
+  clang libclang-rt-dev  # scripts/fuzz: clang, with libFuzzer in its runtime libraries
 )
 
 tessera_log() { echo "scripts: $*" >&2; }
