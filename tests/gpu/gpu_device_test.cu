@@ -1,5 +1,6 @@
-// The device API in CUDA kernels on the cuda backend: put/get, put_signal + wait_until,
-// remote atomics and the device barrier, between PEs that are processes (see gpu_test_env.hpp).
+// The device API in CUDA kernels on the cuda backend: put/get, put_signal + wait_until, a
+// message-passing litmus, remote atomics and the device barrier, between PEs that are processes
+// (see gpu_test_env.hpp).
 #include <cstdint>
 #include <vector>
 
@@ -58,6 +59,42 @@ struct BarrierRounds {
   }
 };
 
+// Reads the right neighbour's row into a local buffer with a blocking get.
+struct GetFromRight {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint32_t* dst,
+                                 const std::uint32_t* src, std::size_t n) const {
+    td::get(blk, ctx, td::make_tile(dst, n), td::make_tile(src, n), (ctx.my_pe + 1) % ctx.n_pes);
+  }
+};
+
+// Message-passing litmus around the ring: round r writes r into every word of the right
+// neighbour's inbox and adds 1 to its count (release); the reader waits for count >= r (acquire)
+// and must then see no word older than r. A stale word counts as an error.
+struct MessagePassingRounds {
+  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint64_t* inbox,
+                                 std::uint64_t* staging, std::size_t n, std::uint64_t* count,
+                                 int rounds, std::uint64_t* errors) const {
+    const int right = (ctx.my_pe + 1) % ctx.n_pes;
+    for (int r = 1; r <= rounds; ++r) {
+      const auto round = static_cast<std::uint64_t>(r);
+      for (std::size_t i = static_cast<std::size_t>(blk.rank()); i < n;
+           i += static_cast<std::size_t>(blk.size()))
+        staging[i] = round;
+      blk.sync();
+      td::put_signal(blk, ctx, td::make_tile(inbox, n),
+                     td::make_tile(static_cast<const std::uint64_t*>(staging), n), count,
+                     std::uint64_t{1}, td::SignalOp::add, right);
+      td::wait_until(blk, ctx, count, td::Cmp::ge, round);
+      for (std::size_t i = static_cast<std::size_t>(blk.rank()); i < n;
+           i += static_cast<std::size_t>(blk.size())) {
+        if (td::atomic_load(ctx, inbox + i, ctx.my_pe, td::Sem::relaxed) < round)
+          td::atomic_add(ctx, errors, std::uint64_t{1}, ctx.my_pe);
+      }
+      blk.sync();
+    }
+  }
+};
+
 TEST(CudaDevice, PutSignalRingDeliversTheWholeRowEveryEpoch) {
   TESSERA_SKIP_WITHOUT_CUDA();
   auto rt = Runtime::init(gpu_options());
@@ -109,6 +146,45 @@ TEST(CudaDevice, DeviceBarrierOrdersEveryRound) {
   EXPECT_EQ(seen, 0u);
   rt.free(errors);
   rt.free(slots);
+}
+
+TEST(CudaDevice, GetReadsTheNeighboursWholeRow) {
+  TESSERA_SKIP_WITHOUT_CUDA();
+  auto rt = Runtime::init(gpu_options());
+  const int me = rt.pe(), right = (me + 1) % rt.n_pes();
+  constexpr std::size_t kWords = 3001;  // not a multiple of the 16-byte piece
+  auto mine = rt.alloc<std::uint32_t>(kWords);
+  auto dst = rt.alloc<std::uint32_t>(kWords);
+  std::vector<std::uint32_t> row(kWords);
+  for (std::size_t i = 0; i < kWords; ++i) row[i] = static_cast<std::uint32_t>(me * 100000 + i);
+  rt.put(mine.get(), row.data(), kWords * 4, me);
+  rt.barrier();
+  launch(rt.stream(), 1, GetFromRight{}, rt.device_context(), dst.get(),
+         static_cast<const std::uint32_t*>(mine.get()), kWords);
+  rt.stream().synchronize();
+  rt.get(row.data(), dst.get(), kWords * 4, me);
+  for (std::size_t i = 0; i < kWords; ++i)
+    ASSERT_EQ(row[i], static_cast<std::uint32_t>(right * 100000 + i)) << "word " << i;
+  rt.barrier();
+}
+
+TEST(CudaDevice, MessagePassingLitmusNeverSeesStaleData) {
+  TESSERA_SKIP_WITHOUT_CUDA();
+  auto rt = Runtime::init(gpu_options());
+  constexpr std::size_t kWords = 1024;
+  auto inbox = rt.alloc<std::uint64_t>(kWords);
+  auto staging = rt.alloc<std::uint64_t>(kWords);
+  auto* count = static_cast<std::uint64_t*>(rt.calloc(1, sizeof(std::uint64_t)));
+  auto* errors = static_cast<std::uint64_t*>(rt.calloc(1, sizeof(std::uint64_t)));
+  launch(rt.stream(), 1, MessagePassingRounds{}, rt.device_context(), inbox.get(), staging.get(),
+         kWords, count, 2000, errors);
+  rt.stream().synchronize();
+  std::uint64_t seen = 1;
+  rt.get(&seen, errors, sizeof(seen), rt.pe());
+  EXPECT_EQ(seen, 0u) << "words older than the signalled round were read";
+  rt.barrier();
+  rt.free(errors);
+  rt.free(count);
 }
 
 }  // namespace
