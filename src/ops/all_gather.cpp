@@ -100,6 +100,8 @@ void check_arguments(Runtime& rt, const void* send, const void* recv, std::size_
 
 // First call on a pair: every PE must pass the same recv offset and bytes_per_pe.
 void check_agreement(Runtime& rt, std::size_t offset, std::size_t bytes) {
+  // First that every PE is making this call (and not another collective), then its arguments.
+  rt.impl().check_collective(detail::CollectiveKind::all_gather_setup, "all_gather");
   struct Args {
     std::uint64_t offset, bytes;
   };

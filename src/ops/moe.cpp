@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/heap_fill.hpp"
+#include "runtime/runtime_impl.hpp"
 #include "tessera/device/ops/moe.hpp"
 #include "tessera/launch.hpp"
 
@@ -50,7 +51,9 @@ void check_config(Runtime& rt, const MoeConfig& c) {
   if (c.expert_alignment == 0) fail(pe, "expert_alignment must be at least 1, got 0");
   if (c.max_blocks < 1)
     fail(pe, "max_blocks must be at least 1, got " + std::to_string(c.max_blocks));
-  // Every PE must pass the same config: compare them all.
+  // Every PE must be creating a MoeBuffer (not making another collective call), with the same
+  // config: compare them all.
+  rt.impl().check_collective(detail::CollectiveKind::moe_buffer, "MoeBuffer");
   constexpr int kFields = 9;
   std::vector<std::uint64_t> all(static_cast<std::size_t>(n) * kFields);
   const std::uint64_t mine[kFields] = {c.max_tokens_per_pe,

@@ -402,6 +402,10 @@ void RuntimeImpl::check_collective(CollectiveKind kind, const char* what, std::u
         return "called barrier" + number;
       case CollectiveKind::finalize:
         return "called finalize" + number;
+      case CollectiveKind::all_gather_setup:
+        return "called ops::all_gather (first call on its recv buffer)" + number;
+      case CollectiveKind::moe_buffer:
+        return "called ops::MoeBuffer creation" + number;
     }
     return "called an unknown collective (kind " + std::to_string(c.kind) + ")" + number;
   };

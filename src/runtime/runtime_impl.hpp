@@ -28,7 +28,9 @@ enum class CollectiveKind : std::uint32_t {
   free = 2,
   calloc = 3,
   barrier = 4,
-  finalize = 5
+  finalize = 5,
+  all_gather_setup = 6,  // the first ops::all_gather on a recv buffer (its arguments follow)
+  moe_buffer = 7,        // creating an ops::MoeBuffer (its config follows)
 };
 
 class RuntimeImpl {

@@ -4,10 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "harness/expect_error.hpp"
 #include "harness/run_pes.hpp"
+#include "tessera/ops.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera {
@@ -100,6 +102,26 @@ TEST(CollectiveMismatch, ASkippedBarrierIsCaughtAtTheNextCollective) {
     EXPECT_THAT(e.message(),
                 AllOf(HasSubstr("PE 0 called barrier #2"), HasSubstr("PE 1 called finalize #2")));
     if (me == 0) expect_error(ErrorCode::peer_lost, [&] { rt.finalize(); });
+  });
+}
+
+// The ops' host calls take part too: a PE starting an all_gather on a new recv buffer while its
+// peer allocates is told so by both, naming the op and the allocation.
+TEST(CollectiveMismatch, AllGatherSetupAgainstMallocNamesBothCalls) {
+  run_pes(2, [](Runtime& rt) {
+    auto recv = rt.alloc<std::uint8_t>(2 * 64);  // collective call #1 on both
+    auto send = rt.alloc<std::uint8_t>(64);      // #2
+    Error e = expect_error(ErrorCode::invalid_argument, [&] {
+      if (rt.pe() == 0) {
+        ops::all_gather(rt, rt.stream(), send.get(), recv.get(), 64);
+      } else {
+        rt.malloc(256);
+      }
+    });
+    EXPECT_THAT(e.message(),
+                AllOf(HasSubstr("PEs made different collective calls"),
+                      HasSubstr("PE 0 called ops::all_gather (first call on its recv buffer) #3"),
+                      HasSubstr("PE 1 called malloc #3 with bytes=256")));
   });
 }
 
