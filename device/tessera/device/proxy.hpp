@@ -85,6 +85,23 @@ static_assert(sizeof(ProxyChannel) == ProxyChannel::kHeaderBytes, "header is 512
 
 namespace detail {
 
+// Fails with peer_lost when the job is aborting (ctx's abort word is set): some PE failed and
+// left, or died. Polled by every bounded wait next to its clock.
+TESSERA_HOST_DEVICE inline void check_abort(const Context& ctx, const char* what) {
+  if (ctx.barrier_words == nullptr) return;
+  const std::uint64_t word =
+      platform::atomic_load(&ctx.barrier_words[Context::kAbortWord], Sem::relaxed, Scope::system);
+  if (word == 0) return;
+  Message m;
+  m << what << " on PE " << ctx.my_pe << " gave up: PE " << abort_pe(word);
+  if (abort_reason(word) == AbortReason::died) {
+    m << " is lost (its process ended)";
+  } else {
+    m << " failed and aborted the job (its own message says why)";
+  }
+  platform::report_failure(FailureCode::peer_lost, m.c_str());
+}
+
 // Reports the proxy's failure to the calling device code, if there is one.
 TESSERA_HOST_DEVICE inline void check_proxy(ProxyChannel* ch) {
   const std::uint32_t f = platform::atomic_load(&ch->failure, Sem::acquire, Scope::system);
@@ -92,7 +109,7 @@ TESSERA_HOST_DEVICE inline void check_proxy(ProxyChannel* ch) {
 }
 
 // Waits, bounded by ctx.timeout_ns, until `*word >= value` (`==` when exact), watching for a
-// proxy failure; reports a timeout naming `what`.
+// proxy failure and for the job aborting; reports a timeout naming `what`.
 TESSERA_HOST_DEVICE inline void proxy_wait(const Context& ctx, const std::uint64_t* word,
                                            std::uint64_t value, bool exact, const char* what) {
   const std::uint64_t start = ctx.timeout_ns != 0 ? platform::clock_ns() : 0;
@@ -102,6 +119,7 @@ TESSERA_HOST_DEVICE inline void proxy_wait(const Context& ctx, const std::uint64
     platform::spin_pause(spins);
     if ((spins & 255u) != 255u) continue;
     check_proxy(ctx.proxy);
+    check_abort(ctx, what);
     if (ctx.timeout_ns != 0 && platform::clock_ns() - start > ctx.timeout_ns) {
       Message m;
       m << what << " on PE " << ctx.my_pe << " timed out after "

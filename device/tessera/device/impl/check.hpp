@@ -108,22 +108,7 @@ TESSERA_HOST_DEVICE inline void describe_allocation(Message& m, const Context& c
   m << " (allocation #" << a.index << ": offset " << a.begin << ", " << a.bytes << " bytes)";
 }
 
-// Fails with peer_lost when the job is aborting (ctx's abort word is set): some PE failed and
-// left, or died. Polled by every bounded wait next to its clock.
-TESSERA_HOST_DEVICE inline void check_abort(const Context& ctx, const char* what) {
-  if (ctx.barrier_words == nullptr) return;
-  const std::uint64_t word =
-      platform::atomic_load(&ctx.barrier_words[Context::kAbortWord], Sem::relaxed, Scope::system);
-  if (word == 0) return;
-  Message m;
-  m << what << " on PE " << ctx.my_pe << " gave up: PE " << abort_pe(word);
-  if (abort_reason(word) == AbortReason::died) {
-    m << " is lost (its process ended)";
-  } else {
-    m << " failed and aborted the job (its own message says why)";
-  }
-  platform::report_failure(FailureCode::peer_lost, m.c_str());
-}
+// check_abort(ctx, what) lives in proxy.hpp, whose waits poll it too.
 
 // Marks the job as aborting on this PE and on every PE whose heap is mapped here, so their waits
 // end with peer_lost naming this PE instead of running into their own timeouts. Peers reached
