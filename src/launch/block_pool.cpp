@@ -1,9 +1,16 @@
 #include "launch/block_pool.hpp"
 
+#include <utility>
+
 namespace tessera::detail {
 namespace {
 
-// Completion of one grid, shared with the workers so none touches freed state.
+// Completion of one grid, shared with the workers so none touches freed state. A block's
+// exception moves into `first` under the lock and the caller moves it out under the lock, so the
+// exception object is released by the thread that last used it. A worker may still hold the last
+// reference to the GridRun after the caller returned; by then it holds no exception, and the
+// reference count of std::exception_ptr (uninstrumented, inside libstdc++) never orders a free
+// of an exception against the caller's reads of it.
 struct GridRun {
   std::mutex mu;
   std::condition_variable done;
@@ -12,7 +19,8 @@ struct GridRun {
 
   void finish(std::exception_ptr error) {
     std::lock_guard lock(mu);
-    if (error && !first) first = error;
+    if (error && !first) first = std::move(error);
+    error = nullptr;  // a later block's exception ends here, under the lock
     if (--remaining == 0) done.notify_all();
   }
 };
@@ -63,7 +71,7 @@ std::exception_ptr BlockPool::run(int grid, const std::function<void(device::Blo
         } catch (...) {
           error = std::current_exception();
         }
-        run->finish(error);
+        run->finish(std::move(error));
       };
     }
     w.cv.notify_one();
@@ -74,10 +82,10 @@ std::exception_ptr BlockPool::run(int grid, const std::function<void(device::Blo
   } catch (...) {
     error = std::current_exception();
   }
-  run->finish(error);
+  run->finish(std::move(error));
   std::unique_lock lock(run->mu);
   run->done.wait(lock, [&] { return run->remaining == 0; });
-  return run->first;
+  return std::exchange(run->first, nullptr);
 }
 
 }  // namespace tessera::detail

@@ -89,7 +89,8 @@ struct Stream::Impl {
       task = nullptr;
       lock.lock();
       busy = false;
-      if (failure && !error) error = failure;
+      if (failure && !error) error = std::move(failure);
+      failure = nullptr;  // released under the lock, not after the next task started
       if (queue.empty()) idle.notify_all();
     }
   }
