@@ -2,6 +2,7 @@
 // under mpirun).
 #include "litmus.hpp"
 #include "device_test_util.hpp"
+#include "harness/sanitized.hpp"
 
 namespace tessera::device_test {
 namespace {
@@ -10,8 +11,9 @@ class Litmus : public ::testing::TestWithParam<int> {};
 
 TEST_P(Litmus, EveryCaseHasZeroViolations) {
   const int n = GetParam();
-  // Fewer rounds than across processes: threads share the test's time budget.
-  const std::uint64_t iterations = 20000;
+  // Fewer rounds than across processes: threads share the test's time budget. Under a sanitizer
+  // each round's spin handshake costs ~100x more, and a race shows in the first rounds.
+  const std::uint64_t iterations = testing::repetitions<std::uint64_t>(20000, 2000);
   testing::run_pes(n, [&](Runtime& rt) {
     for (const auto& c : litmus::kCases) {
       const auto res = c.run(rt, iterations);

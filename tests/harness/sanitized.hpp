@@ -1,0 +1,28 @@
+// Repetition counts for tests built with a sanitizer. AddressSanitizer and ThreadSanitizer slow
+// instrumented loops by 2-15x, and the threads-mode suites run under both in CI (scripts/sanitize).
+// A sanitizer finds a race or a bad access the first time the code runs, not by repetition, so a
+// sanitized build keeps every case and every code path but repeats each fewer times. The normal
+// build is unchanged.
+#pragma once
+
+namespace tessera::testing {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// `normal` repetitions in an uninstrumented build, `sanitized` under a sanitizer.
+template <class T>
+constexpr T repetitions(T normal, T sanitized) {
+  return kSanitized ? sanitized : normal;
+}
+
+}  // namespace tessera::testing
