@@ -10,32 +10,19 @@
 
 #include "launch/block_pool.hpp"
 #include "launch/native_stream.hpp"
+#include "runtime/failure_code.hpp"
 #include "tessera/device/failure.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
 namespace {
 
-ErrorCode error_code(device::FailureCode code) {
-  switch (code) {
-    case device::FailureCode::timeout:
-      return ErrorCode::timeout;
-    case device::FailureCode::invalid_argument:
-      return ErrorCode::invalid_argument;
-    case device::FailureCode::transport:
-      return ErrorCode::transport;
-    case device::FailureCode::peer_lost:
-      return ErrorCode::peer_lost;
-  }
-  return ErrorCode::internal;
-}
-
 // The failure of a task as the tessera::Error synchronize() throws.
 std::exception_ptr as_error(std::exception_ptr failure, int pe) {
   try {
     std::rethrow_exception(failure);
   } catch (const device::Failure& f) {
-    return std::make_exception_ptr(Error(error_code(f.code()), pe, f.what()));
+    return std::make_exception_ptr(Error(detail::error_code(f.code()), pe, f.what()));
   } catch (const Error&) {
     return std::current_exception();
   } catch (const std::exception& e) {

@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "runtime/failure_code.hpp"
 #include "tessera/error.hpp"
 #include "transport/descriptor.hpp"
 #include "transport/proxy_idle.hpp"
@@ -498,7 +499,7 @@ class ProxyTransport final : public FabricTransport {
       const std::uint64_t ticket = device::detail::proxy_push(ctx, d, what);
       device::detail::proxy_collect(ctx, ticket, what);
     } catch (const device::Failure& f) {
-      throw Error(error_code(f.code()), pe_, f.what());
+      throw Error(detail::error_code(f.code()), pe_, f.what());
     }
   }
 
@@ -515,10 +516,7 @@ class ProxyTransport final : public FabricTransport {
     const std::uint32_t f = platform::atomic_load(&ring_->failure, Sem::acquire, Scope::system);
     if (f == 0) return;
     const auto code = static_cast<device::FailureCode>(f - 1);
-    throw Error(code == device::FailureCode::peer_lost          ? ErrorCode::peer_lost
-                : code == device::FailureCode::invalid_argument ? ErrorCode::invalid_argument
-                                                                : ErrorCode::transport,
-                pe_, ring_->message);
+    throw Error(detail::error_code(code), pe_, ring_->message);
   }
 
   // Records the first failure for device code and host calls; the proxy issues nothing more.
@@ -571,20 +569,6 @@ class ProxyTransport final : public FabricTransport {
           break;
       }
     }
-  }
-
-  static ErrorCode error_code(device::FailureCode code) {
-    switch (code) {
-      case device::FailureCode::timeout:
-        return ErrorCode::timeout;
-      case device::FailureCode::invalid_argument:
-        return ErrorCode::invalid_argument;
-      case device::FailureCode::transport:
-        return ErrorCode::transport;
-      case device::FailureCode::peer_lost:
-        return ErrorCode::peer_lost;
-    }
-    return ErrorCode::internal;
   }
 
   // An operation the NIC has not completed within half the job's timeout means its target is
