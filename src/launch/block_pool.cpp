@@ -5,12 +5,11 @@
 namespace tessera::detail {
 namespace {
 
-// Completion of one grid, shared with the workers so none touches freed state. A block's
-// exception moves into `first` under the lock and the caller moves it out under the lock, so the
-// exception object is released by the thread that last used it. A worker may still hold the last
-// reference to the GridRun after the caller returned; by then it holds no exception, and the
-// reference count of std::exception_ptr (uninstrumented, inside libstdc++) never orders a free
-// of an exception against the caller's reads of it.
+// Completion of one grid, shared with the workers so none touches freed state. A worker may drop
+// the last reference to it after the caller has returned, so it must hold no exception by then:
+// a block's exception moves in under the lock and the caller moves it out under the lock, and the
+// thread that reads the exception is the one that frees it. (Otherwise only exception_ptr's
+// reference count, inside libstdc++, would order the free after the reads; TSan cannot see it.)
 struct GridRun {
   std::mutex mu;
   std::condition_variable done;

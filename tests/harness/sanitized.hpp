@@ -1,8 +1,8 @@
 // Repetition counts for tests built with a sanitizer. AddressSanitizer and ThreadSanitizer slow
 // instrumented loops by 2-15x, and the threads-mode suites run under both in CI (scripts/sanitize).
-// A sanitizer finds a race or a bad access the first time the code runs, not by repetition, so a
-// sanitized build keeps every case and every code path but repeats each fewer times. The normal
-// build is unchanged.
+// ASan flags a bad access when it happens and TSan a race between accesses it watched, whatever
+// the timing, so repetition adds little there: a sanitized build keeps every case and every code
+// path but repeats each fewer times. Uninstrumented builds repeat as many times as before.
 #pragma once
 
 namespace tessera::testing {
