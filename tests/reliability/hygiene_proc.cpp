@@ -38,7 +38,7 @@ int main() {
     const auto before = tessera::testing::count_resources();
     for (int cycle = 1; cycle <= kCycles; ++cycle) {
       one_job();
-      const auto after = tessera::testing::count_resources();
+      const auto after = tessera::testing::count_resources_within(before);
       if (!after.within(before)) {
         std::fprintf(stderr,
                      "hygiene_proc: after init/finalize cycle %d: %s; before: %s; new "

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tessera::testing {
@@ -69,6 +71,22 @@ inline ResourceCounts count_resources() {
   for (std::string line; std::getline(maps, line);) c.maps.push_back(line);
   std::sort(c.maps.begin(), c.maps.end());
   c.mappings = c.maps.size();
+  return c;
+}
+
+// The counts once they are back within `baseline`, or as they stand after `bound`. A joined
+// thread's task can stay listed in /proc/self/task for a moment after pthread_join returns (the
+// kernel wakes the joiner before it removes the task), which slow runs under a sanitizer see;
+// anything still there after the bound was not given back.
+inline ResourceCounts count_resources_within(
+    const ResourceCounts& baseline,
+    std::chrono::milliseconds bound = std::chrono::milliseconds(2000)) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  ResourceCounts c = count_resources();
+  while (!c.within(baseline) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+    c = count_resources();
+  }
   return c;
 }
 
