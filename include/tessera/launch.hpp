@@ -23,7 +23,9 @@ void launch(Stream& stream, int grid, Kernel kernel, Args... args) {
     throw Error(ErrorCode::invalid_argument, stream.pe(),
                 "launch: grid must be at least 1 block, got " + std::to_string(grid));
   }
-  if (stream.native_handle() != nullptr) {  // a GPU backend's stream (compiled by nvcc only)
+  // A GPU backend's stream: the grid becomes a cooperative launch. gpu_launch throws "compile
+  // with nvcc or hipcc" when the caller was compiled by a host compiler.
+  if (stream.native_handle() != nullptr) {
     detail::gpu_launch(stream, grid, kernel, args...);
     return;
   }
