@@ -12,7 +12,7 @@
 #include <functional>
 #include <optional>
 
-#include "bootstrap/socket.hpp"
+#include "socket.hpp"
 #include "tessera/bootstrap.hpp"
 #include "tessera/error.hpp"
 
