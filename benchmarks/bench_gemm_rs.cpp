@@ -14,8 +14,8 @@
 #include "mpi_peer.hpp"
 #include "registry.hpp"
 #include "tessera/device/device.hpp"
-#include "tessera/host_rma.hpp"
 #include "tessera/ops/gemm_rs.hpp"
+#include "tessera/stream_rma.hpp"
 
 namespace tessera::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "bootstrap/socket.hpp"
+#include "socket.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -53,19 +53,6 @@ bool wait_fd(int fd, short events, const Deadline& deadline) {
 }
 
 }  // namespace
-
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) {
-    reset();
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-void Fd::reset() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
 
 Deadline Deadline::after(Timeout timeout) {
   Deadline d;

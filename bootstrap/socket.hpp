@@ -1,4 +1,4 @@
-// Sockets for the tcp bootstrap: an owning fd, deadlines, IPv4 listen/connect, and framed messages
+// Sockets for the tcp bootstrap: deadlines, IPv4 listen/connect, and framed messages
 // whose header is validated before a single payload byte is trusted.
 #pragma once
 
@@ -11,33 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "fd.hpp"
 #include "tessera/bootstrap.hpp"
 
 namespace tessera::detail {
-
-// Owns one file descriptor; closes it on destruction. Move-only.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset();
-
- private:
-  int fd_ = -1;
-};
 
 // A point in time every blocking step of one call must finish by; a zero timeout never expires.
 class Deadline {

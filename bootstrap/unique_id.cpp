@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "bootstrap/socket.hpp"
+#include "socket.hpp"
 #include "tessera/bootstrap.hpp"
 #include "tessera/error.hpp"
 

@@ -31,8 +31,9 @@ if(TESSERA_HAVE_CUDA)
   endif()
   enable_language(CUDA)
   # C++20 in device code. CMake 3.25 lists cuda_std_20 but knows no nvcc flag for it
-  # (CMAKE_CUDA_STANDARD 20 or a cxx_std_20 requirement on a .cu target fails to generate), so
-  # the flag is passed directly; nvcc >= 12 with g++ >= 10 accepts it.
+  # (CMAKE_CUDA_STANDARD 20, a cuda_std_20 requirement or CMAKE_CXX_STANDARD_REQUIRED fails to
+  # generate; the exported cxx_std_20 applies to C++ files only), so the flag is passed directly;
+  # nvcc >= 12 with g++ >= 10 accepts it.
   add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>)
   find_package(CUDAToolkit REQUIRED)
   if(CMAKE_CUDA_COMPILER_VERSION VERSION_LESS 12.0)

@@ -4,7 +4,7 @@
 #include "tessera/bootstrap.hpp"
 #include "tessera/error.hpp"
 #include "tessera/heap.hpp"
-#include "tessera/host_rma.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/stream.hpp"
+#include "tessera/stream_rma.hpp"

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "bootstrap/socket.hpp"  // Fd
+#include "bootstrap/fd.hpp"
 
 namespace tessera::detail {
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "bootstrap/socket.hpp"  // Fd
+#include "bootstrap/fd.hpp"
 
 namespace tessera::detail::cuda {
 

@@ -12,9 +12,9 @@
 #include "harness/expect_error.hpp"
 #include "harness/run_pes.hpp"
 #include "tessera/device.hpp"
-#include "tessera/host_rma.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/stream.hpp"
+#include "tessera/stream_rma.hpp"
 
 namespace tessera::device_test {
 

@@ -1,7 +1,7 @@
 // The fused ops on the cuda backend, on real PEs (processes sharing the GPU): all_gather,
 // ag_gemm (push and pull) and gemm_rs with every operand in the symmetric heap (device memory),
 // written and read back with Runtime::put/get and checked against a double-precision reference;
-// and the stream-ordered host calls of host_rma.hpp, which a host-compiled file cannot run on a
+// and the stream-ordered host calls of stream_rma.hpp, which a host-compiled file cannot run on a
 // GPU stream. The ops' kernels come from libtessera (src/ops is compiled by nvcc), so this file
 // itself is host code.
 #include <cmath>

@@ -1,10 +1,10 @@
 // Compile-only check that the fused ops' device building blocks (<tessera/device/ops/*.hpp>) and
-// the stream-ordered host calls (<tessera/host_rma.hpp>) are single-source, compiled for every
+// the stream-ordered host calls (<tessera/stream_rma.hpp>) are single-source, compiled for every
 // CMAKE_CUDA_ARCHITECTURES entry. The ops' launchers (src/ops/*.cpp, nvcc-compiled in a CUDA
 // build) instantiate each op's Block kernel with the host API's types; this file adds the rest:
 // the tensor-core GEMM (bf16 and fp16 in a Block) and the portable loop (fp32, Thread and Warp
 // groups), the ops' building blocks for Warp groups, a user epilogue, and the one-block kernels
-// host_rma.hpp launches on a GPU stream. One small kernel each: ptxas time grows fast with
+// stream_rma.hpp launches on a GPU stream. One small kernel each: ptxas time grows fast with
 // kernel size. Nothing here runs.
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "tessera/device/ops/all_gather.hpp"
 #include "tessera/device/ops/gemm_rs.hpp"
 #include "tessera/device/ops/gemm_tile.hpp"
-#include "tessera/host_rma.hpp"
+#include "tessera/stream_rma.hpp"
 
 namespace tessera::ops_device_compile {
 
