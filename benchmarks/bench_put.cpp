@@ -19,6 +19,7 @@
 #include "mpi_peer.hpp"
 #include "proxy_pair.hpp"
 #include "registry.hpp"
+#include "runtime/raw_write_times.hpp"
 #include "tessera/device/device.hpp"
 #include "tessera/launch.hpp"
 #include "timing.hpp"
@@ -190,7 +191,8 @@ void run_put(BenchEnv& env) {
 
       // limit
       if (proxied) {
-        std::vector<double> times = rt.fabric_raw_write_times(0, 1, bytes, rounds);
+        std::vector<double> times =
+            tessera::detail::fabric_raw_write_times(rt, 0, 1, bytes, rounds);
         if (rt.pe() == 0) {
           times.erase(times.begin(), times.begin() + warmup);
           row.limit_time_us = median(times);

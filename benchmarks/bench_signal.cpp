@@ -14,6 +14,7 @@
 #include "mpi_peer.hpp"
 #include "proxy_pair.hpp"
 #include "registry.hpp"
+#include "runtime/raw_write_times.hpp"
 #include "tessera/device/device.hpp"
 #include "tessera/launch.hpp"
 #include "timing.hpp"
@@ -215,7 +216,8 @@ void run_signal(BenchEnv& env) {
 
     // limit
     if (proxied) {
-      std::vector<double> raw = rt.fabric_raw_write_times(0, 1, kDataOffset + bytes, rounds);
+      std::vector<double> raw =
+          tessera::detail::fabric_raw_write_times(rt, 0, 1, kDataOffset + bytes, rounds);
       if (rt.pe() == 0) {
         raw.erase(raw.begin(), raw.begin() + warmup);
         row.limit_time_us = median(raw) / 2;

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "tessera/bootstrap.hpp"
 #include "tessera/device/context.hpp"
@@ -59,7 +58,8 @@ std::size_t parse_size(const std::string& text);
 
 namespace detail {
 class RuntimeImpl;
-}
+struct RuntimeAccess;
+}  // namespace detail
 
 template <class T>
 class Symmetric;
@@ -97,11 +97,6 @@ class Runtime {
   // when unknown), from hwloc.
   std::string proxy_cpuset() const;
   int numa_node() const;
-  // Collective: microseconds of each of `rounds` raw fi_write calls of `bytes` from PE `from`
-  // to PE `to` on a fresh endpoint of the proxy's provider, each waited for to completion (the
-  // network limit benchmarks compare against). Times on `from`; empty elsewhere. Throws
-  // Error(transport) without libfabric.
-  std::vector<double> fabric_raw_write_times(int from, int to, std::size_t bytes, int rounds);
 
   // Collective: returns once every PE has called it; all heap writes made before it by any PE
   // are visible to every PE after it.
@@ -145,13 +140,13 @@ class Runtime {
   // Copies `bytes` from the symmetric `src` on `pe` to local `dst`; complete on return.
   void get(void* dst, const void* src, std::size_t bytes, int pe);
 
-  detail::RuntimeImpl& impl() const;
-
  private:
   explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl);
   std::shared_ptr<detail::RuntimeImpl> impl_;
   template <class T>
   friend class Symmetric;
+  // The library's own code reaches the state through it (src/runtime/runtime_access.hpp).
+  friend struct detail::RuntimeAccess;
 };
 
 }  // namespace tessera

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ops/heap_fill.hpp"
-#include "runtime/runtime_impl.hpp"
+#include "runtime/op_support.hpp"
 #include "tessera/device/ops/all_gather.hpp"
 #include "tessera/launch.hpp"
 
@@ -21,44 +21,33 @@ namespace {
 
 namespace td = tessera::device;
 
-// The signal words and call counter of one (recv offset, bytes_per_pe) pair of one Runtime.
+// The signal words and call counter of one (recv offset, bytes_per_pe) pair. The blocks stay
+// allocated until finalize, which frees the whole heap.
 struct Pair {
-  Symmetric<std::uint64_t> words;   // keeps the RuntimeImpl alive, so its address is not reused
-  Symmetric<std::uint8_t> staging;  // 2 * n_pes * bytes, for one-shot calls of small contributions
+  std::uint64_t* words = nullptr;   // AllGatherSignals::kWordsPerPe * n_pes
+  std::uint8_t* staging = nullptr;  // 2 * n_pes * bytes, for one-shot calls of small contributions
   td::Epoch calls;
 };
 
-// Per-Runtime state of every pair used so far. Entries of finalized runtimes are dropped at the
-// next call (their words went with the heap). Reachable from a static, never destroyed, so no
-// RuntimeImpl is torn down during static destruction.
-class PairRegistry {
+// The pairs used so far on one Runtime: its op state (OpCache), gone at its finalize.
+class Pairs {
  public:
-  static PairRegistry& get() {
-    static auto* registry = new PairRegistry();
-    return *registry;
-  }
-
   // The pair's state, or null when this is its first call.
-  Pair* find(const detail::RuntimeImpl* rt, std::size_t offset, std::size_t bytes) {
+  Pair* find(std::size_t offset, std::size_t bytes) {
     std::lock_guard lock(mu_);
-    for (auto it = pairs_.begin(); it != pairs_.end();) {
-      it = it->first.rt->finalized() ? pairs_.erase(it) : std::next(it);
-    }
-    auto it = pairs_.find(Key{rt, offset, bytes});
+    auto it = pairs_.find(Key{offset, bytes});
     return it == pairs_.end() ? nullptr : it->second.get();
   }
 
-  Pair* insert(const detail::RuntimeImpl* rt, std::size_t offset, std::size_t bytes,
-               std::unique_ptr<Pair> pair) {
+  Pair* insert(std::size_t offset, std::size_t bytes, std::unique_ptr<Pair> pair) {
     std::lock_guard lock(mu_);
-    auto& slot = pairs_[Key{rt, offset, bytes}];
+    auto& slot = pairs_[Key{offset, bytes}];
     slot = std::move(pair);
     return slot.get();
   }
 
  private:
   struct Key {
-    const detail::RuntimeImpl* rt;
     std::size_t offset;
     std::size_t bytes;
     auto operator<=>(const Key&) const = default;
@@ -71,16 +60,6 @@ class PairRegistry {
   throw Error(ErrorCode::invalid_argument, pe, "all_gather: " + message);
 }
 
-// Bytes of the live heap block containing `recv` from `recv` to its end (0: not in a block).
-std::size_t bytes_left_in_block(Runtime& rt, const void* recv) {
-  detail::RuntimeImpl& impl = rt.impl();
-  const std::size_t offset = rt.heap_offset(recv);
-  std::lock_guard lock(impl.alloc_mu_);
-  const auto block = impl.allocator_.block_containing(offset);
-  if (!block) return 0;
-  return *block + impl.allocator_.block_size(*block) - offset;
-}
-
 void check_arguments(Runtime& rt, const void* send, const void* recv, std::size_t bytes) {
   const int pe = rt.pe();
   const auto n = static_cast<std::size_t>(rt.n_pes());
@@ -89,7 +68,7 @@ void check_arguments(Runtime& rt, const void* send, const void* recv, std::size_
   if (recv == nullptr || !rt.in_heap(recv)) {
     fail(pe, "recv must point into the symmetric heap (allocate it with Runtime::malloc/alloc)");
   }
-  const std::size_t left = bytes_left_in_block(rt, recv);
+  const std::size_t left = detail::bytes_left_in_block(rt, recv);
   if (left == 0) fail(pe, "recv is not inside a live symmetric heap block (freed?)");
   if (bytes > left / n) {
     fail(pe, "recv too small: needs n_pes * bytes_per_pe = " + std::to_string(n) + " * " +
@@ -101,7 +80,7 @@ void check_arguments(Runtime& rt, const void* send, const void* recv, std::size_
 // First call on a pair: every PE must pass the same recv offset and bytes_per_pe.
 void check_agreement(Runtime& rt, std::size_t offset, std::size_t bytes) {
   // First that every PE is making this call (and not another collective), then its arguments.
-  rt.impl().check_collective(detail::CollectiveKind::all_gather_setup, "all_gather");
+  detail::check_op_call(rt, "ops::all_gather (first call on its recv buffer)", "all_gather");
   struct Args {
     std::uint64_t offset, bytes;
   };
@@ -170,34 +149,32 @@ AllGatherAlgo resolve_all_gather_algo(std::size_t bytes_per_pe, AllGatherAlgo al
 void all_gather(Runtime& rt, Stream& stream, const void* send, void* recv, std::size_t bytes_per_pe,
                 AllGatherAlgo algo) {
   check_arguments(rt, send, recv, bytes_per_pe);
-  detail::RuntimeImpl* impl = &rt.impl();
   const std::size_t offset = rt.heap_offset(recv);
-  PairRegistry& registry = PairRegistry::get();
-  Pair* pair = registry.find(impl, offset, bytes_per_pe);
+  Pairs& pairs = detail::op_cache(rt).get<Pairs>();
+  Pair* pair = pairs.find(offset, bytes_per_pe);
   if (pair == nullptr) {
     check_agreement(rt, offset, bytes_per_pe);
     auto fresh = std::make_unique<Pair>();
     const std::size_t words =
         td::ops::AllGatherSignals::kWordsPerPe * static_cast<std::size_t>(rt.n_pes());
-    fresh->words = rt.alloc<std::uint64_t>(words);
-    detail::zero_heap(rt, fresh->words.get(), words * sizeof(std::uint64_t));
+    fresh->words = static_cast<std::uint64_t*>(rt.malloc(words * sizeof(std::uint64_t)));
+    detail::zero_heap(rt, fresh->words, words * sizeof(std::uint64_t));
     if (bytes_per_pe <= kAllGatherStagedMax) {
-      fresh->staging =
-          rt.alloc<std::uint8_t>(2 * static_cast<std::size_t>(rt.n_pes()) * bytes_per_pe);
+      fresh->staging = static_cast<std::uint8_t*>(
+          rt.malloc(2 * static_cast<std::size_t>(rt.n_pes()) * bytes_per_pe));
     }
     // No peer may signal into the words before every PE has zeroed its own.
     rt.barrier();
-    pair = registry.insert(impl, offset, bytes_per_pe, std::move(fresh));
+    pair = pairs.insert(offset, bytes_per_pe, std::move(fresh));
   }
   AllGatherAlgo chosen = algo;
   if (chosen == AllGatherAlgo::automatic) {
     chosen = algo_from_env(rt.pe());
     if (chosen == AllGatherAlgo::automatic) chosen = resolve_all_gather_algo(bytes_per_pe, algo);
   }
-  const auto sigs = td::ops::AllGatherSignals::from_words(pair->words.get(), rt.n_pes());
+  const auto sigs = td::ops::AllGatherSignals::from_words(pair->words, rt.n_pes());
   launch(stream, 1, AllGatherKernel{}, rt.device_context(), recv, send, bytes_per_pe, sigs,
-         pair->calls.next(), chosen == AllGatherAlgo::ring,
-         static_cast<void*>(pair->staging.get()));
+         pair->calls.next(), chosen == AllGatherAlgo::ring, static_cast<void*>(pair->staging));
 }
 
 }  // namespace tessera::ops

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ops/heap_fill.hpp"
-#include "runtime/runtime_impl.hpp"
+#include "runtime/op_support.hpp"
 #include "tessera/device/ops/moe.hpp"
 #include "tessera/launch.hpp"
 
@@ -53,7 +53,7 @@ void check_config(Runtime& rt, const MoeConfig& c) {
     fail(pe, "max_blocks must be at least 1, got " + std::to_string(c.max_blocks));
   // Every PE must be creating a MoeBuffer (not making another collective call), with the same
   // config: compare them all.
-  rt.impl().check_collective(detail::CollectiveKind::moe_buffer, "MoeBuffer");
+  detail::check_op_call(rt, "ops::MoeBuffer creation", "MoeBuffer");
   constexpr int kFields = 9;
   std::vector<std::uint64_t> all(static_cast<std::size_t>(n) * kFields);
   const std::uint64_t mine[kFields] = {c.max_tokens_per_pe,

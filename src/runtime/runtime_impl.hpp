@@ -1,17 +1,21 @@
-// The state behind a Runtime. Internal: shared by the host library's translation units.
+// The state behind a Runtime. Internal: shared by the host library's translation units (the
+// facade in runtime.cpp, the transport side in transport/runtime_transport.cpp, op_support.cpp);
+// other code reaches it through RuntimeAccess, and the ops through op_support.hpp.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "heap/allocator.hpp"
 #include "heap/heap_segment.hpp"
-#include "heap/host_segment.hpp"
+#include "heap/symmetric_heap.hpp"
+#include "runtime/abort_word.hpp"
+#include "runtime/collective_check.hpp"
 #include "runtime/log.hpp"
+#include "runtime/op_cache.hpp"
 #include "runtime/peer_watch.hpp"
 #include "runtime/proxy_ring.hpp"
 #include "tessera/runtime.hpp"
@@ -21,20 +25,10 @@
 
 namespace tessera::detail {
 
-// Kinds of collective calls, carried with a sequence number so PEs that call different
-// collectives, or the same one with different arguments, are told so instead of hanging.
-enum class CollectiveKind : std::uint32_t {
-  malloc = 1,
-  free = 2,
-  calloc = 3,
-  barrier = 4,
-  finalize = 5,
-  all_gather_setup = 6,  // the first ops::all_gather on a recv buffer (its arguments follow)
-  moe_buffer = 7,        // creating an ops::MoeBuffer (its config follows)
-};
-
 class RuntimeImpl {
  public:
+  // Collective: selects the backend and the bootstrap, forms the job (job.hpp), builds and maps
+  // the heaps, starts the transport and the peer watch.
   explicit RuntimeImpl(const Options& options);
   ~RuntimeImpl();
   RuntimeImpl(const RuntimeImpl&) = delete;
@@ -45,22 +39,19 @@ class RuntimeImpl {
   void finalize(bool collective = true);
   bool finalized() const { return finalized_; }
 
-  // Every PE calls this with its arguments (the kind says what they mean); throws
-  // Error(invalid_argument) on every PE, naming the PEs that disagree and the call each made,
-  // when the kinds, sequence numbers or arguments differ. Throws Error(peer_lost) first when the
-  // job is aborting.
+  // This PE's place in the collective-call sequence (collective_check.hpp), after the abort
+  // word: throws Error(peer_lost) first when the job is aborting.
   void check_collective(CollectiveKind kind, const char* what, std::uint64_t a = 0,
                         std::uint64_t b = 0);
+  // The same for an op's call, named by the op (op_support.hpp).
+  void check_op_call(std::string_view call, const char* what);
 
   // The control area's abort word (0: the job is not aborting); see Context::kAbortWord.
-  std::uint64_t abort_word() const;
+  std::uint64_t abort_word() const { return abort_.load(); }
   // Throws Error(peer_lost) naming the PE when the abort word is set.
-  void check_not_aborting(const char* what) const;
+  void check_not_aborting(const char* what) const { abort_.check_not_aborting(pe_, what); }
   // The peer watch saw PE `pe`'s process end: set the abort word, tell the bootstrap.
   void peer_died(int pe);
-  // Rewrites the device-readable allocation table (AllocationTable) from the allocator.
-  // Call with alloc_mu_ held.
-  void publish_allocations();
 
   void* malloc(std::size_t bytes, std::size_t align, CollectiveKind kind);
   void free(void* ptr);
@@ -84,6 +75,7 @@ class RuntimeImpl {
   Options options_;
   std::shared_ptr<Bootstrap> bootstrap_;
   Logger log_;
+  // Where the job's PEs run (from form_job).
   int pe_ = 0;
   int n_pes_ = 1;
   int node_ = 0;
@@ -98,16 +90,13 @@ class RuntimeImpl {
   std::vector<char*> peer_base_;          // per PE; null where not mapped (segment's table)
   // Memory for the network proxy's descriptor ring, allocated at init (see proxy_ring.hpp).
   ProxyRing proxy_ring_;
-  std::mutex alloc_mu_;  // the allocator is per PE, but guard against misuse
-  Allocator allocator_{0, 0};
-  std::uint64_t collective_seq_ = 0;
+  // The allocator and its device-readable table (in the control area's pages after the first).
+  std::unique_ptr<SymmetricHeap> heap_;
+  CollectiveSequence collectives_;
   // Counters of the device barrier (Context's barrier_words), in the control area that follows
   // the user heap in this PE's segment.
   std::uint64_t* barrier_words_ = nullptr;
-  // The allocator's live blocks for device code (AllocationTable), in the control area's pages
-  // after the first; allocation_version_ is the table's seqlock counter.
-  std::uint64_t* allocation_table_ = nullptr;
-  std::uint64_t allocation_version_ = 0;
+  AbortWord abort_;  // in barrier_words_'s page
   // Watches this machine's other PE processes (null when there are none).
   std::unique_ptr<PeerWatch> peer_watch_;
   std::atomic<bool> job_done_{false};    // finalize's last barrier passed: peers may exit
@@ -118,6 +107,8 @@ class RuntimeImpl {
   std::unique_ptr<FabricTransport> fabric_;
   // The PE's default stream; its threads are joined at finalize, before the heap goes away.
   std::unique_ptr<Stream> stream_;
+  // The ops' per-Runtime state; cleared at finalize.
+  OpCache op_cache_;
   bool finalized_ = false;
 };
 

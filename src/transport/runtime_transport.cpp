@@ -2,6 +2,8 @@
 // init, and the Runtime's transport queries.
 #include <string>
 
+#include "runtime/raw_write_times.hpp"
+#include "runtime/runtime_access.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "tessera/device/proxy.hpp"
 #include "transport/fabric.hpp"
@@ -82,10 +84,18 @@ bool host_rma_via_proxy(RuntimeImpl& rt, device::ProxyOp op, int pe, std::size_t
   return true;
 }
 
+std::vector<double> fabric_raw_write_times(Runtime& runtime, int from, int to, std::size_t bytes,
+                                           int rounds) {
+  auto& rt = RuntimeAccess::impl(runtime);
+  const std::string provider = rt.fabric_ ? rt.fabric_->provider() : rt.options_.fabric_provider;
+  return fabric_raw_write_times(*rt.bootstrap_, provider, from, to, bytes, rounds,
+                                rt.options_.timeout);
+}
+
 }  // namespace detail
 
 Transport Runtime::transport(int pe) const {
-  const auto& rt = impl();
+  const auto& rt = detail::RuntimeAccess::impl(*this);
   if (pe < 0 || pe >= rt.n_pes_) {
     rt.fail(ErrorCode::invalid_argument, "transport: PE " + std::to_string(pe) +
                                              " is outside [0, " + std::to_string(rt.n_pes_) + ")");
@@ -94,25 +104,19 @@ Transport Runtime::transport(int pe) const {
 }
 
 std::string Runtime::fabric_provider() const {
-  const auto& rt = impl();
+  const auto& rt = detail::RuntimeAccess::impl(*this);
   return rt.fabric_ ? rt.fabric_->provider() : std::string();
 }
 
 std::string Runtime::fabric_nic() const {
-  const auto& rt = impl();
+  const auto& rt = detail::RuntimeAccess::impl(*this);
   return rt.fabric_ ? rt.fabric_->nic() : std::string();
 }
 
-std::string Runtime::proxy_cpuset() const { return impl().placement_.cpuset; }
-
-int Runtime::numa_node() const { return impl().placement_.numa_node; }
-
-std::vector<double> Runtime::fabric_raw_write_times(int from, int to, std::size_t bytes,
-                                                    int rounds) {
-  auto& rt = impl();
-  const std::string provider = rt.fabric_ ? rt.fabric_->provider() : rt.options_.fabric_provider;
-  return detail::fabric_raw_write_times(*rt.bootstrap_, provider, from, to, bytes, rounds,
-                                        rt.options_.timeout);
+std::string Runtime::proxy_cpuset() const {
+  return detail::RuntimeAccess::impl(*this).placement_.cpuset;
 }
+
+int Runtime::numa_node() const { return detail::RuntimeAccess::impl(*this).placement_.numa_node; }
 
 }  // namespace tessera
