@@ -146,10 +146,7 @@ void bind_array(nb::module_& m) {
           "offset",
           [](const Array& a) {
             a.check_usable("offset");
-            const auto& rt = a.lifetime->state->rt;
-            const void* local = a.data;
-            if (a.pe != rt.pe()) local = rt.ptr(a.data, rt.pe());
-            return rt.heap_offset(local == nullptr ? a.data : local);
+            return a.offset;
           },
           "Offset into the symmetric heap: the same on every PE for the same array.")
       .def_prop_ro("freed", [](const Array& a) { return !a.lifetime->usable(); })

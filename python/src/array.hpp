@@ -17,8 +17,9 @@ namespace tessera::python {
 struct Array {
   std::shared_ptr<Lifetime> lifetime;
   void* data = nullptr;
-  int pe = -1;        // whose memory data points into
-  bool owner = true;  // false: a view (peer copy, op output); free() refuses
+  int pe = -1;             // whose memory data points into
+  bool owner = true;       // false: a view (peer copy, op output); free() refuses
+  std::size_t offset = 0;  // into the symmetric heap: the same on every PE
   std::vector<std::size_t> shape;
   Dtype dtype;
 

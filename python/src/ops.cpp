@@ -110,6 +110,8 @@ Array moe_view(const PyMoeHandle& h, const void* data, std::vector<std::size_t> 
   a.owner = false;
   a.shape = std::move(shape);
   a.dtype = dtype_from(nb::str(dtype));
+  const Runtime& rt = h.lifetime->state->rt;
+  if (rt.in_heap(data)) a.offset = rt.heap_offset(data);
   return a;
 }
 

@@ -78,6 +78,7 @@ Array allocate(const PyRuntime& self, nb::handle shape, nb::handle dtype, std::s
   const std::size_t bytes = a.nbytes();
   nb::gil_scoped_release unlocked;
   a.data = zero ? rt.calloc(bytes, 1, align) : rt.malloc(bytes, align);
+  if (a.data != nullptr) a.offset = rt.heap_offset(a.data);
   return a;
 }
 
