@@ -224,6 +224,9 @@ void bind_runtime(nb::module_& m) {
             const std::int64_t exact =
                 integral ? nb::cast<std::int64_t>(value) : static_cast<std::int64_t>(v);
             if (a.data != nullptr) fill(a.data, a.size(), a.dtype, v, exact);
+            // Like calloc: no peer writes into the block before this PE has filled it.
+            nb::gil_scoped_release unlocked;
+            s.rt().barrier();
             return a;
           },
           "shape"_a, "fill_value"_a, "dtype"_a = "float32", "align"_a = 64,
