@@ -87,3 +87,26 @@ def test_signal_and_wait(rt):
     rt.barrier()
     data.free()
     sig.free()
+
+
+def test_gil_released_in_wait(rt):
+    """A Python thread of this PE sets the signal the main thread waits for, after ~50 ms of
+    Python work that needs the GIL many times over: it finishes only when wait_until releases the
+    GIL (else the wait times out)."""
+    import threading
+
+    with rt.zeros(1, "uint64") as sig:
+        word = np.from_dlpack(sig)
+        go = threading.Event()
+
+        def set_later():
+            go.wait()
+            sum(range(2_000_000))
+            word[0] = 7
+
+        setter = threading.Thread(target=set_later)
+        setter.start()
+        go.set()
+        rt.wait_until(sig, "==", 7, timeout=10)
+        setter.join()
+        rt.barrier()
