@@ -64,7 +64,7 @@ tessera_build() {
   tessera_log "configuring and building in $TESSERA_BUILD_DIR"
   cmake -S "$TESSERA_ROOT" -B "$TESSERA_BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON \
-    -DTESSERA_ENABLE_CUDA="${TESSERA_ENABLE_CUDA:-AUTO}"
+    -DTESSERA_ENABLE_CUDA="${TESSERA_ENABLE_CUDA:-AUTO}" ${TESSERA_CMAKE_ARGS[@]+"${TESSERA_CMAKE_ARGS[@]}"}
   cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
   # Show which GPU code the build holds (nvcc's --generate-code flags), or that there is none.
   local gencode
@@ -78,4 +78,42 @@ tessera_mpi_env() {
   if [[ "$(id -u)" == 0 ]]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
+}
+
+# The Python package's test environment: a venv (TESSERA_PYTHON_VENV, default
+# <build>/python-venv) with what tests/python needs from PyPI; on success it adds the CMake
+# arguments that build the package for that venv's Python to TESSERA_CMAKE_ARGS (call it before
+# tessera_build). When the venv cannot be made or the packages cannot be installed (no network),
+# it says so and the build goes on without the package: the `python` label is then empty.
+TESSERA_PYTHON_VENV="${TESSERA_PYTHON_VENV:-$TESSERA_BUILD_DIR/python-venv}"
+TESSERA_PYTHON_PIP_PACKAGES=(numpy pytest nanobind scikit-build-core)
+tessera_python_env() {
+  local venv="$TESSERA_PYTHON_VENV"
+  if [[ ! -x "$venv/bin/python" ]]; then
+    # Debian splits venv/ensurepip and the C headers out of python3.
+    if ! python3 -c 'import ensurepip, sysconfig, os, sys; sys.exit(not os.path.exists(
+        os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+      local saved=("${TESSERA_PACKAGES[@]}")
+      TESSERA_PACKAGES=(python3 python3-venv python3-dev)
+      tessera_install_packages || true
+      TESSERA_PACKAGES=("${saved[@]}")
+    fi
+    tessera_log "making the Python venv $venv"
+    if ! python3 -m venv "$venv"; then
+      tessera_log "cannot make a Python venv: building without the Python package (python tests skipped)"
+      rm -rf "$venv"
+      return 0
+    fi
+  fi
+  if ! "$venv/bin/pip" install -q --disable-pip-version-check "${TESSERA_PYTHON_PIP_PACKAGES[@]}"; then
+    tessera_log "cannot install ${TESSERA_PYTHON_PIP_PACKAGES[*]} from PyPI: building without the" \
+      "Python package (python tests skipped)"
+    return 0
+  fi
+  # torch (about 70 s and 5 GB the first time) is optional: without it the torch tests skip.
+  if ! "$venv/bin/python" -c 'import torch' 2>/dev/null &&
+    ! "$venv/bin/pip" install -q --disable-pip-version-check torch; then
+    tessera_log "cannot install torch from PyPI: the torch tests of the python label are skipped"
+  fi
+  TESSERA_CMAKE_ARGS+=(-DTESSERA_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$venv/bin/python")
 }

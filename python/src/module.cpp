@@ -1,0 +1,32 @@
+// tessera._tessera: the extension module the `tessera` package wraps.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include "array.hpp"
+#include "device_context.hpp"
+#include "runtime.hpp"
+
+namespace tessera::python {
+void bind_errors(nb::module_& m);
+void bind_ops(nb::module_& m);
+}  // namespace tessera::python
+
+NB_MODULE(_tessera, m) {
+  namespace tp = tessera::python;
+  m.attr("__version__") = TESSERA_VERSION;
+  m.attr("DEVICE_CONTEXT_FIELDS") = tp::device_context_fields();
+  tp::bind_errors(m);
+  tp::bind_array(m);
+  tp::bind_runtime(m);
+  nanobind::module_ ops = m.def_submodule("ops", "Fused compute-communication ops.");
+  tp::bind_ops(ops);
+  m.def(
+      "backend_available",
+      [](const std::string& name) {
+        if (name == "host") return tessera::backend_available(tessera::Backend::host);
+        if (name == "cuda") return tessera::backend_available(tessera::Backend::cuda);
+        if (name == "hip") return tessera::backend_available(tessera::Backend::hip);
+        return tessera::backend_available(tessera::Backend::automatic);
+      },
+      "True when init(backend=name) could use that backend in this process.");
+}

@@ -1,0 +1,48 @@
+// What the Python objects of one tessera.Runtime share: the C++ Runtime, whether it is still
+// alive, and the objects that must outlive work still queued on its stream.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/runtime.hpp"
+
+namespace tessera::python {
+
+namespace nb = nanobind;
+
+struct RuntimeState {
+  Runtime rt;
+  bool alive = true;
+  int pe = -1;
+  // Arguments of work enqueued on rt.stream() (NumPy arrays, tensors): released at synchronize
+  // or finalize, so Python cannot free a buffer the stream is still reading.
+  std::vector<nb::object> in_flight;
+  // Op objects Python dropped without free(): destroying them at once would be a collective free
+  // in garbage-collector order, which differs between PEs. They go after finalize, when freeing
+  // is a no-op.
+  std::vector<std::shared_ptr<void>> dropped;
+
+  // Throws Error(invalid_argument) once finalize ran.
+  void check_alive(const char* what) const;
+  // Blocks (GIL released) until the stream's work is done, then lets go of its arguments.
+  void synchronize();
+  // Collective; safe to call twice.
+  void finalize();
+};
+
+// A heap block and whether it is still allocated: arrays and the views made of them share it, so
+// a view of a freed block, or of a finalized runtime's heap, refuses to be used.
+struct Lifetime {
+  std::shared_ptr<RuntimeState> state;
+  bool live = true;
+  bool usable() const { return live && state && state->alive; }
+};
+
+// Throws tessera::Error(code, pe, message), the exception every binding check raises.
+[[noreturn]] void fail(ErrorCode code, int pe, const std::string& message);
+
+}  // namespace tessera::python

@@ -1,0 +1,7 @@
+"""The fused compute-communication ops (tessera::ops), stream-ordered: ``rt.synchronize()`` waits
+for them and raises their failures. Inputs are any C-contiguous DLPack / buffer-protocol arrays;
+buffers documented as symmetric must lie in the heap (``rt.empty`` or views of it)."""
+
+from ._tessera.ops import AgGemm, GemmRs, MoeBuffer, MoeHandle, all_gather
+
+__all__ = ["AgGemm", "GemmRs", "MoeBuffer", "MoeHandle", "all_gather"]
