@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <exception>
 
+#include "tessera/device/platform/macros.hpp"
+
 namespace tessera::device {
 
 // Kind of a device-side failure; the launcher maps each to the tessera::ErrorCode of that name.
@@ -37,10 +39,6 @@ class Failure : public std::exception {
 };
 
 }  // namespace tessera::device
-
-// Message needs the execution-space macros, and platform.hpp needs FailureCode and Failure above,
-// so the platform header comes in between.
-#include "tessera/device/platform.hpp"
 
 namespace tessera::device::detail {
 

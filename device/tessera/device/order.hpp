@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "tessera/device/platform/macros.hpp"
+
 namespace tessera::device {
 
 // Ordering an operation imposes on the issuing thread's other memory accesses (C++ meaning).
@@ -18,14 +20,6 @@ enum class Cmp : std::uint8_t { eq, ne, gt, ge, lt, le };
 
 // How put_signal/signal update the signal word: overwrite, or atomic add.
 enum class SignalOp : std::uint8_t { set, add };
-
-}  // namespace tessera::device
-
-// The functions below need the execution-space macros, and platform.hpp needs the enums above,
-// so the platform header comes in between.
-#include "tessera/device/platform.hpp"
-
-namespace tessera::device {
 
 // True when `seen CMP value` holds.
 TESSERA_HOST_DEVICE constexpr bool compare(Cmp cmp, std::uint64_t seen, std::uint64_t value) {
@@ -46,7 +40,7 @@ TESSERA_HOST_DEVICE constexpr bool compare(Cmp cmp, std::uint64_t seen, std::uin
   return false;
 }
 
-// "ge", "eq", ... for diagnostics.
+// The operator `cmp` stands for (">=", "==", ...), for diagnostics.
 TESSERA_HOST_DEVICE constexpr const char* to_string(Cmp cmp) {
   switch (cmp) {
     case Cmp::eq:

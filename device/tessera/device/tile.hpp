@@ -6,17 +6,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "tessera/device/platform.hpp"
+#include "tessera/device/numeric.hpp"
+#include "tessera/device/platform/macros.hpp"
 
 namespace tessera::device {
-
-// 2-byte storage types for fp16 and bf16 data: moved as bits, never converted by Tessera.
-struct half {
-  std::uint16_t bits;
-};
-struct bf16 {
-  std::uint16_t bits;
-};
 
 // Element types a tile may hold: trivially copyable, 1, 2, 4 or 8 bytes.
 template <class T>

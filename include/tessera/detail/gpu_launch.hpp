@@ -1,8 +1,8 @@
-// The GPU half of tessera::launch. Besides device/tessera/device/platform.hpp, the one header
-// that tests the toolchain: a translation unit compiled by nvcc gets the __global__ entry point
-// and a cooperative launch on the stream's native CUDA stream, one compiled by hipcc the same on
-// its HIP stream; one compiled by a host compiler gets a stand-in that says how to fix the build,
-// since its kernel has no GPU code.
+// The GPU half of tessera::launch. Besides the platform layer (device/tessera/device/platform/),
+// the one header that tests the toolchain: a translation unit compiled by nvcc gets the __global__
+// entry point and a cooperative launch on the stream's native CUDA stream, one compiled by hipcc
+// the same on its HIP stream; one compiled by a host compiler gets a stand-in that says how to fix
+// the build, since its kernel has no GPU code.
 #pragma once
 
 #include <string>

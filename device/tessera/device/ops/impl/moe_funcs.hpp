@@ -10,10 +10,86 @@
 #include "tessera/device/failure.hpp"
 #include "tessera/device/impl/rma_funcs.hpp"
 #include "tessera/device/ops/gemm_tile.hpp"
+#include "tessera/device/ops/moe.hpp"
 #include "tessera/device/signal.hpp"
 
 namespace tessera::device::ops {
 namespace detail {
+
+TESSERA_HOST_DEVICE inline std::uint64_t moe_to(const MoeLayout& l, const std::uint64_t* records,
+                                                std::uint64_t epoch, int s, int q) {
+  return moe_record(l, records, epoch, s)[3 + q];
+}
+
+TESSERA_HOST_DEVICE inline std::uint64_t moe_expert(const MoeLayout& l,
+                                                    const std::uint64_t* records,
+                                                    std::uint64_t epoch, int s, int e) {
+  return moe_record(l, records, epoch,
+                    s)[3 + static_cast<std::size_t>(l.n_pes) + static_cast<std::size_t>(e)];
+}
+
+// Where sender s's tokens start in q's staging buffer: the tokens of senders before s.
+TESSERA_HOST_DEVICE inline std::uint64_t moe_recv_offset(const MoeLayout& l,
+                                                         const std::uint64_t* records,
+                                                         std::uint64_t epoch, int q, int s) {
+  std::uint64_t off = 0;
+  for (int p = 0; p < s; ++p) off += moe_to(l, records, epoch, p, q);
+  return off;
+}
+
+// Where q's partials for s's tokens land in s's staging buffer (combine): s's tokens for the
+// PEs before q.
+TESSERA_HOST_DEVICE inline std::uint64_t moe_return_offset(const MoeLayout& l,
+                                                           const std::uint64_t* records,
+                                                           std::uint64_t epoch, int s, int q) {
+  std::uint64_t off = 0;
+  for (int p = 0; p < q; ++p) off += moe_to(l, records, epoch, s, p);
+  return off;
+}
+
+TESSERA_HOST_DEVICE inline std::uint64_t moe_round_up(std::uint64_t n, std::uint64_t a) {
+  return a <= 1 ? n : (n + a - 1) / a * a;
+}
+
+// Rows the experts of PE q take, padding included.
+TESSERA_HOST_DEVICE inline std::uint64_t moe_expert_rows(const MoeLayout& l,
+                                                         const std::uint64_t* records,
+                                                         std::uint64_t epoch, int q) {
+  std::uint64_t rows = 0;
+  for (int le = 0; le < l.local_experts; ++le) {
+    std::uint64_t n = 0;
+    for (int s = 0; s < l.n_pes; ++s)
+      n += moe_expert(l, records, epoch, s, q * l.local_experts + le);
+    rows += moe_round_up(n, l.alignment);
+  }
+  return rows;
+}
+
+// The distinct PE of slot j of a token, or -1 when slot j is unused or repeats an earlier
+// slot's PE.
+template <class Idx>
+TESSERA_HOST_DEVICE int moe_slot_pe(const MoeLayout& l, const Idx* idx, int j) {
+  const auto e = static_cast<std::int64_t>(idx[j]);
+  if (e < 0) return -1;
+  const int q = static_cast<int>(e / l.local_experts);
+  for (int i = 0; i < j; ++i) {
+    const auto ei = static_cast<std::int64_t>(idx[i]);
+    if (ei >= 0 && static_cast<int>(ei / l.local_experts) == q) return -1;
+  }
+  return q;
+}
+
+// Adds 1 to the local counter and returns true in the block that completes `target`.
+template <class G>
+TESSERA_DEVICE bool moe_last_block(G g, const Context& ctx, std::uint64_t* counter,
+                                   std::uint64_t target) {
+  g.sync();
+  bool last = false;
+  if (g.rank() == 0) {
+    last = atomic_fetch_add<std::uint64_t>(ctx, counter, 1, ctx.my_pe, Sem::acq_rel) + 1 == target;
+  }
+  return last;
+}
 
 template <class T>
 TESSERA_HOST_DEVICE inline T moe_from_float(float v) {

@@ -1,9 +1,8 @@
-// Pieces shared by the fused GEMM ops (ag_gemm, gemm_rs): the "done reading" handshake that lets
-// a call overwrite a peer's buffers only once the peer has finished reading the previous call's
-// data, the epilogue hook, and the delay hook tests use to provoke races.
+// Pieces the fused GEMM ops' bodies (ag_gemm, gemm_rs) share: the "done reading" handshake that
+// lets a call overwrite a peer's buffers only once the peer has finished reading the previous
+// call's data, and the delay hook tests use to provoke races.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "tessera/device/atomic.hpp"
@@ -11,17 +10,8 @@
 #include "tessera/device/order.hpp"
 #include "tessera/device/platform.hpp"
 #include "tessera/device/signal.hpp"
-#include "tessera/device/tile.hpp"
 
 namespace tessera::device::ops {
-
-// The default epilogue of the fused GEMM ops: leaves each finished C tile as it is. An epilogue
-// is called as epi(g, c_tile, row0, col0) by the group g that computed the tile, once per tile,
-// with the tile's position in the op's C; it may rewrite the tile in place (bias, activation).
-struct NoEpilogue {
-  template <class G>
-  TESSERA_DEVICE void operator()(G, Tile<float>, std::size_t, std::size_t) const {}
-};
 
 namespace detail {
 

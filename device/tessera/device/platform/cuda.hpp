@@ -1,0 +1,190 @@
+// The CUDA branch of the platform layer: nvcc's device pass (__CUDA_ARCH__). Atomics are
+// cuda::atomic_ref with the thread scope a Scope names; clocks, spin hints and failures use the
+// PTX timer, __nanosleep and __trap. Device-pass code only (__device__).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/device/failure.hpp"
+#include "tessera/device/order.hpp"
+#include "tessera/device/platform/gpu_copy.hpp"
+#include "tessera/device/platform/macros.hpp"
+
+#if defined(__CUDACC__)
+#include <cuda/atomic>
+
+#include <cstdio>
+#endif
+
+#if defined(__CUDA_ARCH__)
+
+namespace tessera::device::platform {
+
+namespace detail {
+
+__device__ constexpr cuda::std::memory_order cuda_order(Sem sem) {
+  switch (sem) {
+    case Sem::relaxed:
+      return cuda::std::memory_order_relaxed;
+    case Sem::acquire:
+      return cuda::std::memory_order_acquire;
+    case Sem::release:
+      return cuda::std::memory_order_release;
+    case Sem::acq_rel:
+      return cuda::std::memory_order_acq_rel;
+  }
+  return cuda::std::memory_order_seq_cst;
+}
+
+__device__ constexpr cuda::std::memory_order cuda_load_order(Sem sem) {
+  return (sem == Sem::acquire || sem == Sem::acq_rel) ? cuda::std::memory_order_acquire
+                                                      : cuda::std::memory_order_relaxed;
+}
+
+__device__ constexpr cuda::std::memory_order cuda_store_order(Sem sem) {
+  return (sem == Sem::release || sem == Sem::acq_rel) ? cuda::std::memory_order_release
+                                                      : cuda::std::memory_order_relaxed;
+}
+
+// Calls op(ref) with a cuda::atomic_ref on *p of the thread scope matching `scope`.
+template <class T, class Op>
+__device__ inline T with_scope(T* p, Scope scope, Op op) {
+  switch (scope) {
+    case Scope::block:
+      return op(cuda::atomic_ref<T, cuda::thread_scope_block>(*p));
+    case Scope::device:
+      return op(cuda::atomic_ref<T, cuda::thread_scope_device>(*p));
+    case Scope::system:
+      break;
+  }
+  return op(cuda::atomic_ref<T, cuda::thread_scope_system>(*p));
+}
+
+}  // namespace detail
+
+template <class T>
+__device__ inline T atomic_load(const T* p, Sem sem, Scope scope) {
+  return detail::with_scope(const_cast<T*>(p), scope,
+                            [=](auto ref) { return ref.load(detail::cuda_load_order(sem)); });
+}
+
+template <class T>
+__device__ inline void atomic_store(T* p, T v, Sem sem, Scope scope) {
+  detail::with_scope(p, scope, [=](auto ref) {
+    ref.store(v, detail::cuda_store_order(sem));
+    return T{};
+  });
+}
+
+template <class T>
+__device__ inline T atomic_fetch_add(T* p, T v, Sem sem, Scope scope) {
+  return detail::with_scope(p, scope,
+                            [=](auto ref) { return ref.fetch_add(v, detail::cuda_order(sem)); });
+}
+
+template <class T>
+__device__ inline T atomic_fetch_and(T* p, T v, Sem sem, Scope scope) {
+  return detail::with_scope(p, scope,
+                            [=](auto ref) { return ref.fetch_and(v, detail::cuda_order(sem)); });
+}
+
+template <class T>
+__device__ inline T atomic_fetch_or(T* p, T v, Sem sem, Scope scope) {
+  return detail::with_scope(p, scope,
+                            [=](auto ref) { return ref.fetch_or(v, detail::cuda_order(sem)); });
+}
+
+template <class T>
+__device__ inline T atomic_fetch_xor(T* p, T v, Sem sem, Scope scope) {
+  return detail::with_scope(p, scope,
+                            [=](auto ref) { return ref.fetch_xor(v, detail::cuda_order(sem)); });
+}
+
+template <class T>
+__device__ inline T atomic_exchange(T* p, T v, Sem sem, Scope scope) {
+  return detail::with_scope(p, scope,
+                            [=](auto ref) { return ref.exchange(v, detail::cuda_order(sem)); });
+}
+
+// Returns the value seen; the swap happened iff it equals `expected`.
+template <class T>
+__device__ inline T atomic_compare_exchange(T* p, T expected, T desired, Sem sem, Scope scope) {
+  return detail::with_scope(p, scope, [=](auto ref) {
+    T seen = expected;
+    ref.compare_exchange_strong(seen, desired, detail::cuda_order(sem),
+                                detail::cuda_load_order(sem));
+    return seen;
+  });
+}
+
+template <class T>
+__device__ inline T atomic_fetch_min(T* p, T v, Sem sem, Scope scope) {
+  return detail::with_scope(p, scope,
+                            [=](auto ref) { return ref.fetch_min(v, detail::cuda_order(sem)); });
+}
+
+template <class T>
+__device__ inline T atomic_fetch_max(T* p, T v, Sem sem, Scope scope) {
+  return detail::with_scope(p, scope,
+                            [=](auto ref) { return ref.fetch_max(v, detail::cuda_order(sem)); });
+}
+
+// A fence of the given semantics at `scope` (fence.acq_rel.cta/gpu/sys); relaxed is a no-op.
+__device__ inline void fence(Sem sem, Scope scope) {
+  if (sem == Sem::relaxed) return;
+  const cuda::thread_scope s = scope == Scope::block    ? cuda::thread_scope_block
+                               : scope == Scope::device ? cuda::thread_scope_device
+                                                        : cuda::thread_scope_system;
+  cuda::atomic_thread_fence(detail::cuda_order(sem), s);
+}
+
+// Nanoseconds of the GPU's global timer (%globaltimer), for bounded waits.
+__device__ inline std::uint64_t clock_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// A spin-wait turn: free for the first turns, then __nanosleep doubling from 32 ns to 1 us so
+// waiting warps leave issue slots (and memory bandwidth) to the ones doing work.
+__device__ inline void spin_pause(std::uint32_t spins) {
+  if (spins < 8) return;
+  const std::uint32_t step = spins / 64 < 5 ? spins / 64 : 5;
+  __nanosleep(32u << step);
+}
+
+// Prints the diagnostic (the CUDA printf buffer reaches the host's stdout at the next
+// synchronisation) and traps: the kernel ends, and Stream::synchronize reports a device fault.
+[[noreturn]] __device__ inline void report_failure(FailureCode code, const char* message) {
+  printf("tessera: device failure (block %u thread %u, code %u): %s\n", blockIdx.x, threadIdx.x,
+         static_cast<unsigned>(code), message);
+  __trap();
+  __builtin_unreachable();
+}
+
+__device__ inline constexpr int warp_size() { return 32; }
+__device__ inline int lane_id() {
+  unsigned lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return static_cast<int>(lane);
+}
+__device__ inline int block_threads() { return static_cast<int>(blockDim.x); }
+__device__ inline int thread_in_block() { return static_cast<int>(threadIdx.x); }
+__device__ inline void warp_sync() { __syncwarp(); }
+__device__ inline void block_sync() { __syncthreads(); }
+
+// Copies one element of 1, 2, 4 or 8 bytes as a single relaxed atomic store at system scope.
+template <std::size_t kBytes>
+__device__ inline void copy_word_relaxed(void* dst, const void* src) {
+  using Word = detail::word_t<kBytes>;
+  static_assert(sizeof(Word) == kBytes, "copy_word_relaxed takes 1, 2, 4 or 8 bytes");
+  Word w;
+  __builtin_memcpy(&w, src, kBytes);
+  cuda::atomic_ref<Word, cuda::thread_scope_system>(*static_cast<Word*>(dst))
+      .store(w, cuda::std::memory_order_relaxed);
+}
+
+}  // namespace tessera::device::platform
+
+#endif  // __CUDA_ARCH__

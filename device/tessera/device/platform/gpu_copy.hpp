@@ -1,0 +1,74 @@
+// The part of the platform layer that CUDA's and HIP's device passes share: bulk copies in the
+// widest accesses both sides' alignment allows. Device-pass code only (__device__).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/device/platform/macros.hpp"
+
+#if TESSERA_DEVICE_COMPILE
+
+namespace tessera::device::platform {
+
+namespace detail {
+
+// The word copy_word_relaxed moves for an element of kBytes bytes.
+template <std::size_t kBytes>
+using word_t = std::conditional_t<
+    kBytes == 1, std::uint8_t,
+    std::conditional_t<kBytes == 2, std::uint16_t,
+                       std::conditional_t<kBytes == 4, std::uint32_t, std::uint64_t>>>;
+
+// copy_bytes' unit: 16 bytes, one 128-bit load and store when aligned.
+struct alignas(16) Vec16 {
+  std::uint64_t lo, hi;
+};
+
+// Copies `bytes` with accesses of type Word; dst and src are equally misaligned for Word, so
+// after a byte-wise head both are Word-aligned; a byte-wise tail finishes the ragged end.
+template <class Word>
+__device__ inline void copy_bytes_as(unsigned char* d, const unsigned char* s, std::size_t bytes) {
+  std::size_t head =
+      (sizeof(Word) - reinterpret_cast<std::uintptr_t>(d) % sizeof(Word)) % sizeof(Word);
+  if (head > bytes) head = bytes;
+  for (std::size_t i = 0; i < head; ++i) d[i] = s[i];
+  d += head;
+  s += head;
+  bytes -= head;
+  auto* dw = reinterpret_cast<Word*>(d);
+  const auto* sw = reinterpret_cast<const Word*>(s);
+  const std::size_t words = bytes / sizeof(Word);
+#pragma unroll 4
+  for (std::size_t i = 0; i < words; ++i) dw[i] = sw[i];
+  for (std::size_t i = words * sizeof(Word); i < bytes; ++i) d[i] = s[i];
+}
+
+}  // namespace detail
+
+// Copies `bytes` between non-overlapping ranges, by the calling thread alone (the caller has
+// split the work among the group's threads): 16-byte accesses when dst and src are equally
+// misaligned modulo 16, else the widest width they share, with byte-wise ragged edges. Out of
+// line: a call costs little next to the copy, and keeps kernels with many puts small.
+__attribute__((noinline)) __device__ inline void copy_bytes(void* dst, const void* src,
+                                                            std::size_t bytes) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  const auto skew = reinterpret_cast<std::uintptr_t>(d) ^ reinterpret_cast<std::uintptr_t>(s);
+  if (skew % 16 == 0) {
+    detail::copy_bytes_as<detail::Vec16>(d, s, bytes);
+  } else if (skew % 8 == 0) {
+    detail::copy_bytes_as<std::uint64_t>(d, s, bytes);
+  } else if (skew % 4 == 0) {
+    detail::copy_bytes_as<std::uint32_t>(d, s, bytes);
+  } else if (skew % 2 == 0) {
+    detail::copy_bytes_as<std::uint16_t>(d, s, bytes);
+  } else {
+    detail::copy_bytes_as<std::uint8_t>(d, s, bytes);
+  }
+}
+
+}  // namespace tessera::device::platform
+
+#endif  // TESSERA_DEVICE_COMPILE

@@ -1,0 +1,194 @@
+// The HIP branch of the platform layer: hipcc's device pass (__HIP_DEVICE_COMPILE__). Atomics are
+// the __hip_atomic_* builtins with the memory scope a Scope names; clocks, spin hints and failures
+// use s_memrealtime, s_sleep and s_trap. Device-pass code only (__device__).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/device/failure.hpp"
+#include "tessera/device/order.hpp"
+#include "tessera/device/platform/gpu_copy.hpp"
+#include "tessera/device/platform/macros.hpp"
+
+#if defined(__HIPCC__) || defined(__HIP__)
+#include <hip/hip_runtime.h>
+
+#include <cstdio>
+#endif
+
+#if defined(__HIP_DEVICE_COMPILE__)
+
+namespace tessera::device::platform {
+
+namespace detail {
+
+__device__ constexpr int hip_order(Sem sem) {
+  switch (sem) {
+    case Sem::relaxed:
+      return __ATOMIC_RELAXED;
+    case Sem::acquire:
+      return __ATOMIC_ACQUIRE;
+    case Sem::release:
+      return __ATOMIC_RELEASE;
+    case Sem::acq_rel:
+      return __ATOMIC_ACQ_REL;
+  }
+  return __ATOMIC_SEQ_CST;
+}
+
+__device__ constexpr int hip_load_order(Sem sem) {
+  return (sem == Sem::acquire || sem == Sem::acq_rel) ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
+}
+
+__device__ constexpr int hip_store_order(Sem sem) {
+  return (sem == Sem::release || sem == Sem::acq_rel) ? __ATOMIC_RELEASE : __ATOMIC_RELAXED;
+}
+
+// The builtins take their memory scope as a constant: one call per scope.
+#define TESSERA_HIP_SCOPED(call_with_scope)                 \
+  switch (scope) {                                          \
+    case Scope::block:                                      \
+      return call_with_scope(__HIP_MEMORY_SCOPE_WORKGROUP); \
+    case Scope::device:                                     \
+      return call_with_scope(__HIP_MEMORY_SCOPE_AGENT);     \
+    case Scope::system:                                     \
+      break;                                                \
+  }                                                         \
+  return call_with_scope(__HIP_MEMORY_SCOPE_SYSTEM)
+
+// A fence of `order` (a literal __ATOMIC_* constant, as the builtin wants) at `scope`.
+#define TESSERA_HIP_FENCE(order)                  \
+  switch (scope) {                                \
+    case Scope::block:                            \
+      __builtin_amdgcn_fence(order, "workgroup"); \
+      return;                                     \
+    case Scope::device:                           \
+      __builtin_amdgcn_fence(order, "agent");     \
+      return;                                     \
+    case Scope::system:                           \
+      break;                                      \
+  }                                               \
+  __builtin_amdgcn_fence(order, "");              \
+  return
+
+}  // namespace detail
+
+template <class T>
+__device__ inline T atomic_load(const T* p, Sem sem, Scope scope) {
+  const int order = detail::hip_load_order(sem);
+#define TESSERA_HIP_CALL(s) __hip_atomic_load(p, order, s)
+  TESSERA_HIP_SCOPED(TESSERA_HIP_CALL);
+#undef TESSERA_HIP_CALL
+}
+
+template <class T>
+__device__ inline void atomic_store(T* p, T v, Sem sem, Scope scope) {
+  const int order = detail::hip_store_order(sem);
+#define TESSERA_HIP_CALL(s) __hip_atomic_store(p, v, order, s)
+  TESSERA_HIP_SCOPED(TESSERA_HIP_CALL);
+#undef TESSERA_HIP_CALL
+}
+
+#define TESSERA_HIP_RMW(name, builtin)                             \
+  template <class T>                                               \
+  __device__ inline T name(T* p, T v, Sem sem, Scope scope) {      \
+    const int order = detail::hip_order(sem);                      \
+    switch (scope) {                                               \
+      case Scope::block:                                           \
+        return builtin(p, v, order, __HIP_MEMORY_SCOPE_WORKGROUP); \
+      case Scope::device:                                          \
+        return builtin(p, v, order, __HIP_MEMORY_SCOPE_AGENT);     \
+      case Scope::system:                                          \
+        break;                                                     \
+    }                                                              \
+    return builtin(p, v, order, __HIP_MEMORY_SCOPE_SYSTEM);        \
+  }
+TESSERA_HIP_RMW(atomic_fetch_add, __hip_atomic_fetch_add)
+TESSERA_HIP_RMW(atomic_fetch_and, __hip_atomic_fetch_and)
+TESSERA_HIP_RMW(atomic_fetch_or, __hip_atomic_fetch_or)
+TESSERA_HIP_RMW(atomic_fetch_xor, __hip_atomic_fetch_xor)
+TESSERA_HIP_RMW(atomic_exchange, __hip_atomic_exchange)
+TESSERA_HIP_RMW(atomic_fetch_min, __hip_atomic_fetch_min)
+TESSERA_HIP_RMW(atomic_fetch_max, __hip_atomic_fetch_max)
+#undef TESSERA_HIP_RMW
+
+// Returns the value seen; the swap happened iff it equals `expected`.
+template <class T>
+__device__ inline T atomic_compare_exchange(T* p, T expected, T desired, Sem sem, Scope scope) {
+  const int order = detail::hip_order(sem), failure = detail::hip_load_order(sem);
+#define TESSERA_HIP_CALL(s) \
+  (__hip_atomic_compare_exchange_strong(p, &expected, desired, order, failure, s), expected)
+  TESSERA_HIP_SCOPED(TESSERA_HIP_CALL);
+#undef TESSERA_HIP_CALL
+}
+
+#undef TESSERA_HIP_SCOPED
+
+// A fence of the given semantics at `scope`; relaxed is a no-op.
+__device__ inline void fence(Sem sem, Scope scope) {
+  if (sem == Sem::acquire) {
+    TESSERA_HIP_FENCE(__ATOMIC_ACQUIRE);
+  } else if (sem == Sem::release) {
+    TESSERA_HIP_FENCE(__ATOMIC_RELEASE);
+  } else if (sem == Sem::acq_rel) {
+    TESSERA_HIP_FENCE(__ATOMIC_ACQ_REL);
+  }
+}
+#undef TESSERA_HIP_FENCE
+
+// Nanoseconds of the constant-rate wall clock (s_memrealtime), which runs at 100 MHz on
+// gfx90a (MI200) and gfx94x (MI300).
+__device__ inline std::uint64_t clock_ns() { return wall_clock64() * 10; }
+
+// A spin-wait turn: free for the first turns, then s_sleep (64 clocks per unit), longer as the
+// wait goes on, so waiting wavefronts leave issue slots to the ones doing work.
+__device__ inline void spin_pause(std::uint32_t spins) {
+  if (spins < 8) return;
+  if (spins < 256) {
+    __builtin_amdgcn_s_sleep(1);
+  } else {
+    __builtin_amdgcn_s_sleep(16);
+  }
+}
+
+// Prints the diagnostic and traps: the kernel ends and the host sees a device fault. Not
+// [[noreturn]] to the compiler (see TESSERA_NORETURN): the trap is `s_trap 2` in inline asm, what
+// __builtin_trap lowers to under the HSA trap handler, because __builtin_trap would let LLVM
+// infer noreturn and put back the divergent `unreachable` after every call. Out of line, so the
+// printf is not inlined into every check.
+__attribute__((noinline)) __device__ inline void report_failure(FailureCode code,
+                                                                const char* message) {
+  printf("tessera: device failure (block %u thread %u, code %u): %s\n",
+         static_cast<unsigned>(blockIdx.x), static_cast<unsigned>(threadIdx.x),
+         static_cast<unsigned>(code), message);
+  asm volatile("s_trap 2" ::: "memory");
+}
+
+__device__ inline int warp_size() { return warpSize; }  // 64 on gfx9 (CDNA)
+__device__ inline int lane_id() {
+  return static_cast<int>(__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)));
+}
+__device__ inline int block_threads() { return static_cast<int>(blockDim.x); }
+__device__ inline int thread_in_block() { return static_cast<int>(threadIdx.x); }
+// Lanes of a wavefront run in step; the fences make each lane's writes visible to the others.
+__device__ inline void warp_sync() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
+__device__ inline void block_sync() { __syncthreads(); }
+
+// Copies one element of 1, 2, 4 or 8 bytes as a single relaxed atomic store at system scope.
+template <std::size_t kBytes>
+__device__ inline void copy_word_relaxed(void* dst, const void* src) {
+  using Word = detail::word_t<kBytes>;
+  static_assert(sizeof(Word) == kBytes, "copy_word_relaxed takes 1, 2, 4 or 8 bytes");
+  Word w;
+  __builtin_memcpy(&w, src, kBytes);
+  __hip_atomic_store(static_cast<Word*>(dst), w, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+
+}  // namespace tessera::device::platform
+
+#endif  // __HIP_DEVICE_COMPILE__

@@ -1,0 +1,177 @@
+// The host branch of the platform layer: host compilers and the host pass of nvcc/hipcc. This is
+// the host backend, so it is also what a .cu file's host code runs when its kernel is launched on
+// a host-backend stream. Atomics are std::atomic_ref; a block runs one thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/device/failure.hpp"
+#include "tessera/device/order.hpp"
+#include "tessera/device/platform/macros.hpp"
+
+#if !TESSERA_DEVICE_COMPILE
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace tessera::device::platform {
+
+// On the host backend every scope is implemented at system scope: PEs are processes sharing
+// memory, and std::atomic_ref on lock-free types is address-free, so it orders across them.
+TESSERA_HOST_DEVICE constexpr std::memory_order to_std(Sem sem) {
+  switch (sem) {
+    case Sem::relaxed:
+      return std::memory_order_relaxed;
+    case Sem::acquire:
+      return std::memory_order_acquire;
+    case Sem::release:
+      return std::memory_order_release;
+    case Sem::acq_rel:
+      return std::memory_order_acq_rel;
+  }
+  return std::memory_order_seq_cst;
+}
+
+// A load may not carry release semantics; acquire is the strongest it can have.
+TESSERA_HOST_DEVICE constexpr std::memory_order load_order(Sem sem) {
+  return (sem == Sem::acquire || sem == Sem::acq_rel) ? std::memory_order_acquire
+                                                      : std::memory_order_relaxed;
+}
+
+// A store may not carry acquire semantics; release is the strongest it can have.
+TESSERA_HOST_DEVICE constexpr std::memory_order store_order(Sem sem) {
+  return (sem == Sem::release || sem == Sem::acq_rel) ? std::memory_order_release
+                                                      : std::memory_order_relaxed;
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_load(const T* p, Sem sem, Scope) {
+  return std::atomic_ref<T>(*const_cast<T*>(p)).load(load_order(sem));
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline void atomic_store(T* p, T v, Sem sem, Scope) {
+  std::atomic_ref<T>(*p).store(v, store_order(sem));
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_fetch_add(T* p, T v, Sem sem, Scope) {
+  return std::atomic_ref<T>(*p).fetch_add(v, to_std(sem));
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_fetch_and(T* p, T v, Sem sem, Scope) {
+  return std::atomic_ref<T>(*p).fetch_and(v, to_std(sem));
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_fetch_or(T* p, T v, Sem sem, Scope) {
+  return std::atomic_ref<T>(*p).fetch_or(v, to_std(sem));
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_fetch_xor(T* p, T v, Sem sem, Scope) {
+  return std::atomic_ref<T>(*p).fetch_xor(v, to_std(sem));
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_exchange(T* p, T v, Sem sem, Scope) {
+  return std::atomic_ref<T>(*p).exchange(v, to_std(sem));
+}
+
+// Returns the value seen; the swap happened iff it equals `expected`.
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_compare_exchange(T* p, T expected, T desired, Sem sem, Scope) {
+  std::atomic_ref<T>(*p).compare_exchange_strong(expected, desired, to_std(sem), load_order(sem));
+  return expected;
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_fetch_min(T* p, T v, Sem sem, Scope) {
+  std::atomic_ref<T> ref(*p);
+  T seen = ref.load(std::memory_order_relaxed);
+  while (v < seen && !ref.compare_exchange_weak(seen, v, to_std(sem), load_order(sem))) {
+  }
+  return seen;
+}
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_fetch_max(T* p, T v, Sem sem, Scope) {
+  std::atomic_ref<T> ref(*p);
+  T seen = ref.load(std::memory_order_relaxed);
+  while (v > seen && !ref.compare_exchange_weak(seen, v, to_std(sem), load_order(sem))) {
+  }
+  return seen;
+}
+
+// A fence of the given semantics; relaxed is a no-op.
+TESSERA_HOST_DEVICE inline void fence(Sem sem, Scope) {
+  if (sem != Sem::relaxed) std::atomic_thread_fence(to_std(sem));
+}
+
+// Monotonic nanoseconds, for bounded waits.
+TESSERA_HOST_DEVICE inline std::uint64_t clock_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// Called on every turn of a spin-wait. `spins` counts turns so far. PEs x blocks outnumber
+// cores on the host backend, so after a short burst of pure spinning the waiter yields its
+// core; pure spinning would cost a scheduler slice (milliseconds) per hand-off.
+TESSERA_HOST_DEVICE inline void spin_pause(std::uint32_t spins) {
+  if (spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  } else {
+    std::this_thread::yield();
+  }
+}
+
+// --- failures ---
+
+// Ends the calling device code with a diagnostic. Host: throws Failure, which the launcher
+// turns into tessera::Error at Stream::synchronize (or which propagates to a host caller).
+[[noreturn]] TESSERA_HOST_DEVICE inline void report_failure(FailureCode code, const char* message) {
+  throw Failure(code, message);
+}
+
+// --- execution: the host backend runs one thread per block, so a warp has one lane ---
+
+TESSERA_HOST_DEVICE inline constexpr int warp_size() { return 1; }
+TESSERA_HOST_DEVICE inline int lane_id() { return 0; }
+TESSERA_HOST_DEVICE inline int block_threads() { return 1; }
+TESSERA_HOST_DEVICE inline int thread_in_block() { return 0; }
+TESSERA_HOST_DEVICE inline void warp_sync() {}
+TESSERA_HOST_DEVICE inline void block_sync() {}
+
+// --- bulk copies (the caller splits work among a group's threads) ---
+
+// Copies `bytes` between non-overlapping ranges with the widest accesses the target offers.
+// Host: memcpy, which vectorises and, for large copies, ends its non-temporal stores with a
+// store fence, so a later release store orders after every byte.
+TESSERA_HOST_DEVICE inline void copy_bytes(void* dst, const void* src, std::size_t bytes) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+}
+
+// Copies one element of 1, 2, 4 or 8 bytes as a single relaxed atomic access, so that a flag
+// written by a one-element put can be polled with an atomic load without a data race.
+template <std::size_t kBytes>
+TESSERA_HOST_DEVICE inline void copy_word_relaxed(void* dst, const void* src) {
+  using Word = std::conditional_t<
+      kBytes == 1, std::uint8_t,
+      std::conditional_t<kBytes == 2, std::uint16_t,
+                         std::conditional_t<kBytes == 4, std::uint32_t, std::uint64_t>>>;
+  static_assert(sizeof(Word) == kBytes, "copy_word_relaxed takes 1, 2, 4 or 8 bytes");
+  Word w;
+  std::memcpy(&w, src, kBytes);
+  std::atomic_ref<Word>(*static_cast<Word*>(dst)).store(w, std::memory_order_relaxed);
+}
+
+}  // namespace tessera::device::platform
+
+#endif  // !TESSERA_DEVICE_COMPILE
