@@ -23,6 +23,7 @@
 #include "runtime/failure_code.hpp"
 #include "tessera/error.hpp"
 #include "transport/descriptor.hpp"
+#include "transport/proxy_host_producer.hpp"
 #include "transport/proxy_idle.hpp"
 
 namespace tessera::detail {
@@ -430,12 +431,15 @@ class ProxyTransport final : public FabricTransport {
         log_(r.log),
         placement_(r.placement),
         ring_(r.ring),
+        producer_(r.ring, r.pe, r.timeout,
+                  reinterpret_cast<const std::uint64_t*>(r.segment + r.control_offset) +
+                      device::Context::kAbortWord),
         bounds_{r.n_pes, r.heap_bytes, r.control_offset, r.control_bytes},
         endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment, r.segment_bytes, &r.placement,
                   heap_registration(r.memory, r.device)) {
     n_slots_ = device::ProxyChannel::slots_for(r.ring_bytes);
     ring_->n_slots = n_slots_;
-    for (std::uint32_t i = 0; i < n_slots_; ++i) ring_->slots()[i].seq = i;
+    for (std::uint32_t i = 0; i < n_slots_; ++i) ring_->slots()[i].seq = device::proxy_slot_free(i);
     ops_ = std::make_unique<Op[]>(n_slots_);
     block_on_cq_ = endpoint_.cq_waits();
     done_.assign(n_slots_, 0);
@@ -465,42 +469,28 @@ class ProxyTransport final : public FabricTransport {
 
   void drain() override {
     const std::uint64_t end = platform::atomic_load(&ring_->reserve, Sem::acquire, Scope::system);
-    const auto start = Clock::now();
-    for (std::uint32_t spins = 0;; ++spins) {
-      throw_failure();
-      if (platform::atomic_load(&ring_->completed, Sem::acquire, Scope::system) >= end) return;
-      if (!thread_.joinable()) return;
-      if (timeout_.count() != 0 && Clock::now() - start > timeout_) {
-        throw Error(ErrorCode::timeout, pe_,
-                    "the network proxy did not complete its operations within " +
-                        std::to_string(timeout_.count()) + " ms");
-      }
-      if (spins < 64) continue;
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
-
-  void host_rma(ProxyOp op, int pe, std::uint64_t remote_offset, void* local,
-                std::size_t bytes) override {
-    ProxyDescriptor d{};
-    d.op = op;
-    d.pe = pe;
-    d.remote_offset = remote_offset;
-    d.local = reinterpret_cast<std::uintptr_t>(local);
-    d.bytes = bytes;
-    // Collected: the caller waits for its own ticket only, not for other threads' operations.
-    d.flags = device::kProxyCollect;
-    device::Context ctx{};
-    ctx.my_pe = pe_;
-    ctx.timeout_ns = static_cast<std::uint64_t>(timeout_.count()) * 1000000ull;
-    ctx.proxy = ring_;
-    const char* what = op == ProxyOp::get ? "Runtime::get" : "Runtime::put";
     try {
-      const std::uint64_t ticket = device::detail::proxy_push(ctx, d, what);
-      device::detail::proxy_collect(ctx, ticket, what);
+      device::detail::bounded_wait(
+          producer_.watch(), "drain",
+          [&] {
+            throw_failure();
+            return platform::atomic_load(&ring_->completed, Sem::acquire, Scope::system) >= end ||
+                   !thread_.joinable();
+          },
+          [&] {
+            throw Error(ErrorCode::timeout, pe_,
+                        "the network proxy did not complete its operations within " +
+                            std::to_string(timeout_.count()) + " ms");
+          });
     } catch (const device::Failure& f) {
       throw Error(detail::error_code(f.code()), pe_, f.what());
     }
+  }
+
+  void remote_copy(ProxyOp op, int pe, std::uint64_t remote_offset, void* local,
+                   std::size_t bytes) override {
+    producer_.copy(op, pe, remote_offset, local, bytes,
+                   op == ProxyOp::get ? "Runtime::get" : "Runtime::put");
   }
 
   void stop() noexcept override {
@@ -655,12 +645,11 @@ class ProxyTransport final : public FabricTransport {
       // A slot's in-flight record is reused only once the completed prefix passed its last use.
       if (next_ >= completed_ + n_slots_) return busy;
       ProxyDescriptor* slot = &ring_->slots()[next_ % n_slots_];
-      if (platform::atomic_load(&slot->seq, Sem::acquire, Scope::system) != next_ + 1) return busy;
+      if (platform::atomic_load(&slot->seq, Sem::acquire, Scope::system) !=
+          device::proxy_slot_published(next_))
+        return busy;
       const ProxyDescriptor& d = *slot;
-      const bool fenced = (d.flags & device::kProxyFenced) != 0 || d.op == ProxyOp::fence ||
-                          d.op == ProxyOp::get || d.op == ProxyOp::fetch_atomic ||
-                          d.op == ProxyOp::compare_atomic;
-      if (fenced && outstanding_ > 0) return busy;
+      if (device::proxy_waits_for_earlier(d) && outstanding_ > 0) return busy;
       Op& op = ops_[next_ % n_slots_];
       op.ticket = next_;
       op.d = d;
@@ -755,7 +744,7 @@ class ProxyTransport final : public FabricTransport {
     } else if (d.op == ProxyOp::put_signal || d.op == ProxyOp::signal) {
       op.operand = d.value;
       const fi_op fop =
-          d.compare == static_cast<std::uint64_t>(device::SignalOp::add) ? FI_SUM : FI_ATOMIC_WRITE;
+          device::proxy_signal_op(d) == device::SignalOp::add ? FI_SUM : FI_ATOMIC_WRITE;
       rc = fi_atomic(ep, &op.operand, 1, ops_desc_, peer.addr,
                      endpoint_.remote(d.pe, d.signal_offset), peer.key, FI_UINT64, fop, &op.fi);
     } else {
@@ -821,12 +810,13 @@ class ProxyTransport final : public FabricTransport {
     ProxyDescriptor* slot = &ring_->slots()[op.ticket % n_slots_];
     op.local_mr.reset();
     if ((op.d.flags & device::kProxyCollect) != 0) {
-      std::uint64_t result = op.result;
-      if (op.d.word == ProxyWord::i32 || op.d.word == ProxyWord::u32) result &= 0xffffffffu;
-      platform::atomic_store(&slot->value, result, Sem::relaxed, Scope::system);
-      platform::atomic_store(&slot->seq, op.ticket + 2, Sem::release, Scope::system);
+      platform::atomic_store(&slot->value, device::proxy_result_bits(op.d.word, op.result),
+                             Sem::relaxed, Scope::system);
+      platform::atomic_store(&slot->seq, device::proxy_slot_result(op.ticket), Sem::release,
+                             Scope::system);
     } else {
-      platform::atomic_store(&slot->seq, op.ticket + n_slots_, Sem::release, Scope::system);
+      platform::atomic_store(&slot->seq, device::proxy_slot_next_lap(op.ticket, n_slots_),
+                             Sem::release, Scope::system);
     }
     done_[op.ticket % n_slots_] = 1;
     --outstanding_;
@@ -847,6 +837,7 @@ class ProxyTransport final : public FabricTransport {
   Logger log_;
   Placement placement_;
   device::ProxyChannel* ring_;
+  ProxyHostProducer producer_;  // host calls' descriptors (Runtime::put/get)
   ProxyBounds bounds_;
   Endpoint endpoint_;
   std::uint32_t n_slots_ = 0;
