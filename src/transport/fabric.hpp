@@ -3,7 +3,9 @@
 // thread per PE that drains the PE's descriptor ring (device/tessera/device/proxy_wire.hpp) into
 // fi_write / fi_read / fi_atomic calls and keeps polling the completion queue for the PE's whole
 // life, so peers' operations on this PE's heap make progress on manual-progress providers.
-// Internal; fabric.cpp is the only file that includes <rdma/*.h>.
+// Internal. Made of: the endpoint wrapper (fabric_endpoint.hpp/.cpp, the only file that includes
+// <rdma/*.h>), the proxy engine (proxy_engine.cpp: ring drain and operations) and the raw-write
+// benchmark helper (fabric_raw_write.cpp).
 #pragma once
 
 #include <cstddef>
