@@ -7,7 +7,7 @@
 #include "runtime/runtime_access.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "tessera/device/platform.hpp"
-#include "transport/host_rma.hpp"
+#include "transport/proxy_remote_copy.hpp"
 
 namespace tessera {
 namespace {
@@ -143,8 +143,8 @@ void* Runtime::ptr(const void* local, int pe) const {
 void Runtime::put(void* dst, const void* src, std::size_t bytes, int pe) {
   auto& rt = impl_of(*this);
   rt.check_allocation(dst, bytes, "put destination");
-  if (detail::host_rma_via_proxy(rt, device::ProxyOp::put, pe, rt.heap_offset(dst),
-                                 const_cast<void*>(src), bytes)) {
+  if (detail::remote_copy_via_proxy(rt, device::ProxyOp::put, pe, rt.heap_offset(dst),
+                                    const_cast<void*>(src), bytes)) {
     return;
   }
   char* remote = rt.peer_address(pe, rt.heap_offset(dst), "put");
@@ -154,7 +154,8 @@ void Runtime::put(void* dst, const void* src, std::size_t bytes, int pe) {
 void Runtime::get(void* dst, const void* src, std::size_t bytes, int pe) {
   auto& rt = impl_of(*this);
   rt.check_allocation(src, bytes, "get source");
-  if (detail::host_rma_via_proxy(rt, device::ProxyOp::get, pe, rt.heap_offset(src), dst, bytes)) {
+  if (detail::remote_copy_via_proxy(rt, device::ProxyOp::get, pe, rt.heap_offset(src), dst,
+                                    bytes)) {
     return;
   }
   const char* remote = rt.peer_address(pe, rt.heap_offset(src), "get");

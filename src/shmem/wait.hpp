@@ -6,6 +6,7 @@
 #include <string>
 
 #include "shmem/state.hpp"
+#include "tessera/device/impl/wait.hpp"
 
 namespace tessera::shmem {
 
@@ -36,22 +37,17 @@ T load_acquire(const T* p) {
   return device::platform::atomic_load(p, device::Sem::acquire, device::Scope::system);
 }
 
-// Spins until ready() returns true. Past TESSERA_TIMEOUT (ctx.timeout_ns; 0 waits forever)
-// ends the job with describe()'s account of what was waited for and what was seen.
+// Spins until ready() returns true, through the library's one bounded wait: ends the job at
+// once (peer_lost) when a PE failed or died, and past TESSERA_TIMEOUT (ctx.timeout_ns; 0 waits
+// forever) with describe()'s account of what was waited for and what was seen.
 template <class Ready, class Describe>
 void spin_until(const State& s, const char* routine, Ready ready, Describe describe) {
-  const std::uint64_t timeout_ns = s.ctx.timeout_ns;
-  const std::uint64_t start = timeout_ns != 0 ? device::platform::clock_ns() : 0;
-  for (std::uint32_t spins = 0;; ++spins) {
-    if (ready()) return;
-    device::platform::spin_pause(spins);
-    if (timeout_ns != 0 && (spins & 255u) == 255u &&
-        device::platform::clock_ns() - start > timeout_ns) {
-      if (ready()) return;
-      die(routine, "timed out after " + std::to_string(timeout_ns / 1000000) +
+  guarded(routine, [&] {
+    device::detail::bounded_wait(device::detail::watch_of(s.ctx), routine, ready, [&] {
+      die(routine, "timed out after " + std::to_string(s.ctx.timeout_ns / 1000000) +
                        " ms (TESSERA_TIMEOUT): " + describe());
-    }
-  }
+    });
+  });
 }
 
 // "heap offset N" of a local symmetric address, for diagnostics.

@@ -1,13 +1,13 @@
-// Decoding and validation of proxy descriptors (device/tessera/device/proxy.hpp) before the proxy
-// hands them to the NIC. Pure functions of the descriptor and the heap's shape, so they can be
-// tested and fuzzed without a fabric. Internal.
+// Decoding and validation of proxy descriptors (device/tessera/device/proxy_wire.hpp) before the
+// proxy hands them to the NIC. Pure functions of the descriptor and the heap's shape, so they can
+// be tested and fuzzed without a fabric. Internal.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "tessera/device/proxy.hpp"
+#include "tessera/device/proxy_wire.hpp"
 
 namespace tessera::detail {
 

@@ -1,9 +1,11 @@
 // The libfabric transport (DESIGN §6): one RDM endpoint per PE with FI_RMA | FI_ATOMIC, the
 // heap registered and its address, key and base exchanged through the bootstrap, and one proxy
-// thread per PE that drains the PE's descriptor ring (device/tessera/device/proxy.hpp) into
+// thread per PE that drains the PE's descriptor ring (device/tessera/device/proxy_wire.hpp) into
 // fi_write / fi_read / fi_atomic calls and keeps polling the completion queue for the PE's whole
 // life, so peers' operations on this PE's heap make progress on manual-progress providers.
-// Internal; fabric.cpp is the only file that includes <rdma/*.h>.
+// Internal. Made of: the endpoint wrapper (fabric_endpoint.hpp/.cpp, the only file that includes
+// <rdma/*.h>), the proxy engine (proxy_engine.cpp: ring drain and operations) and the raw-write
+// benchmark helper (fabric_raw_write.cpp).
 #pragma once
 
 #include <cstddef>
@@ -13,7 +15,7 @@
 
 #include "runtime/log.hpp"
 #include "tessera/bootstrap.hpp"
-#include "tessera/device/proxy.hpp"
+#include "tessera/device/proxy_wire.hpp"
 #include "transport/heap_registration.hpp"
 #include "transport/topology.hpp"
 
@@ -54,8 +56,8 @@ class FabricTransport {
   // completed (the data landed on `pe`, or is in `local`). Bounded by the job's timeout: throws
   // Error(timeout), or the proxy's failure (PeerLost naming the PE). The caller checked the
   // range against the heap; `bytes` > 0.
-  virtual void host_rma(device::ProxyOp op, int pe, std::uint64_t remote_offset, void* local,
-                        std::size_t bytes) = 0;
+  virtual void remote_copy(device::ProxyOp op, int pe, std::uint64_t remote_offset, void* local,
+                           std::size_t bytes) = 0;
   // Stops the proxy thread. Call once no peer uses this PE's heap (after finalize's barrier).
   virtual void stop() noexcept = 0;
 };

@@ -5,9 +5,9 @@
 #include "runtime/raw_write_times.hpp"
 #include "runtime/runtime_access.hpp"
 #include "runtime/runtime_impl.hpp"
-#include "tessera/device/proxy.hpp"
+#include "tessera/device/proxy_wire.hpp"
 #include "transport/fabric.hpp"
-#include "transport/host_rma.hpp"
+#include "transport/proxy_remote_copy.hpp"
 #include "transport/topology.hpp"
 
 namespace tessera {
@@ -74,13 +74,13 @@ void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segmen
   }
 }
 
-bool host_rma_via_proxy(RuntimeImpl& rt, device::ProxyOp op, int pe, std::size_t remote_offset,
-                        void* local, std::size_t bytes) {
+bool remote_copy_via_proxy(RuntimeImpl& rt, device::ProxyOp op, int pe, std::size_t remote_offset,
+                           void* local, std::size_t bytes) {
   if (rt.finalized() || !rt.fabric_ || pe < 0 || pe >= rt.n_pes_ ||
       rt.transports_[static_cast<std::size_t>(pe)] != Transport::proxy) {
     return false;
   }
-  if (bytes > 0) rt.fabric_->host_rma(op, pe, remote_offset, local, bytes);
+  if (bytes > 0) rt.fabric_->remote_copy(op, pe, remote_offset, local, bytes);
   return true;
 }
 

@@ -11,7 +11,7 @@
 
 namespace tessera::device {
 
-struct ProxyChannel;  // proxy.hpp: the ring of descriptors for peers reached over the network
+struct ProxyChannel;  // proxy_wire.hpp: the ring of descriptors for peers reached over the network
 
 // Bits of Context::flags.
 enum ContextFlags : std::uint32_t {
@@ -30,8 +30,8 @@ struct Context {
   // kBarrierArrivals is bumped by every PE entering a barrier, word kBarrierEntered counts the
   // barriers this PE has entered. Never reset.
   std::uint64_t* barrier_words;
-  // This PE's network proxy ring (proxy.hpp), or null when no peer needs it: calls on a PE whose
-  // peer_base is null go through it.
+  // This PE's network proxy ring (proxy_wire.hpp), or null when no peer needs it: calls on a PE
+  // whose peer_base is null go through it.
   ProxyChannel* proxy;
   // The allocator's live blocks as device code can read them (AllocationTable), kept current by
   // malloc and free; null in a Context made by hand. Diagnostics name a signal's allocation from
@@ -77,7 +77,8 @@ struct Context {
   }
 
   // The address on `pe` of the object at `local` in this PE's heap: base[pe] + (local -
-  // base[me]). Null when `pe`'s heap is not mapped here (another node: use the proxy).
+  // base[me]). Null when `pe`'s heap is not mapped here (another node: use the proxy). The one
+  // pointer translation: checked calls (detail::translate) and the abort broadcast use it too.
   template <class T>
   TESSERA_HOST_DEVICE T* ptr(T* local, int pe) const {
     char* base = peer_base[pe];

@@ -17,10 +17,10 @@ namespace detail {
 TESSERA_DEVICE inline void barrier_wait(const Context& ctx, std::uint64_t n, const char* what) {
   std::uint64_t* arrivals = &ctx.barrier_words[Context::kBarrierArrivals];
   const std::uint64_t target = n * static_cast<std::uint64_t>(ctx.n_pes);
-  Deadline deadline(ctx, what);
+  SpinPacer pacer(ctx, what);
   for (std::uint32_t spins = 0;; ++spins) {
     if (platform::atomic_load(arrivals, Sem::acquire, Scope::system) >= target) return;
-    if (!deadline.pause_and_check(spins)) continue;
+    if (!pacer.pause_and_check(spins)) continue;
     const std::uint64_t seen = platform::atomic_load(arrivals, Sem::acquire, Scope::system);
     if (seen >= target) return;
     broadcast_abort(ctx);
@@ -68,21 +68,16 @@ TESSERA_DEVICE void barrier_impl(G g, const Context& ctx, const char* what) {
       const int pe = (ctx.my_pe + i) % ctx.n_pes;
       if (use_proxy(ctx, pe, what)) {
         // The barrier words lie past the user heap, at the same offset on every PE.
-        ProxyDescriptor d{};
-        d.op = ProxyOp::atomic;
-        d.word = ProxyWord::u64;
-        d.pe = pe;
         if (note_seen) {
-          d.amo = ProxyAmo::store;
-          d.remote_offset = ctx.heap_offset(seen);
-          d.value = n;
-          proxy_push(ctx, d, what);
+          proxy_push(ctx,
+                     encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::store, pe,
+                                                        ctx.heap_offset(seen), n, 0, false),
+                     what);
         }
-        d.amo = ProxyAmo::add;
-        d.flags = kProxyFenced;
-        d.remote_offset = ctx.heap_offset(arrivals);
-        d.value = 1;
-        proxy_push(ctx, d, what);
+        proxy_push(ctx,
+                   encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::add, pe,
+                                                      ctx.heap_offset(arrivals), 1, 0, true),
+                   what);
         continue;
       }
       // For diagnostics only: which barrier this PE has entered, ordered before its arrival.

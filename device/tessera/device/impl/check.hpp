@@ -9,6 +9,7 @@
 
 #include "tessera/device/context.hpp"
 #include "tessera/device/failure.hpp"
+#include "tessera/device/impl/wait.hpp"
 #include "tessera/device/platform.hpp"
 #include "tessera/device/proxy.hpp"
 #include "tessera/device/tile.hpp"
@@ -108,8 +109,6 @@ TESSERA_HOST_DEVICE inline void describe_allocation(Message& m, const Context& c
   m << " (allocation #" << a.index << ": offset " << a.begin << ", " << a.bytes << " bytes)";
 }
 
-// check_abort(ctx, what) lives in proxy.hpp, whose waits poll it too.
-
 // Marks the job as aborting on this PE and on every PE whose heap is mapped here, so their waits
 // end with peer_lost naming this PE instead of running into their own timeouts. Peers reached
 // only through the network learn of it from the bootstrap and the proxy when this PE leaves.
@@ -118,10 +117,8 @@ TESSERA_HOST_DEVICE inline void broadcast_abort(const Context& ctx) {
   const std::uint64_t word = encode_abort(ctx.my_pe, AbortReason::failed);
   std::uint64_t* local = &ctx.barrier_words[Context::kAbortWord];
   for (int pe = 0; pe < ctx.n_pes; ++pe) {
-    char* base = ctx.peer_base[pe];
-    if (base == nullptr) continue;
-    auto* remote = reinterpret_cast<std::uint64_t*>(
-        base + (reinterpret_cast<char*>(local) - ctx.local_base()));
+    std::uint64_t* remote = ctx.ptr(local, pe);
+    if (remote == nullptr) continue;
     platform::atomic_compare_exchange(remote, std::uint64_t{0}, word, Sem::relaxed, Scope::system);
   }
 }
@@ -171,12 +168,12 @@ TESSERA_HOST_DEVICE inline void check_scope(const Context& ctx, Scope scope, int
   platform::report_failure(FailureCode::invalid_argument, m.c_str());
 }
 
-// The same object on `pe`: base[pe] + (p - base[me]). `p` must be a local heap address.
+// The same object on `pe` (Context::ptr), failing as peer_heap says when `pe` is outside the job
+// or not mapped here. `p` must be a local heap address.
 template <class T>
 TESSERA_HOST_DEVICE T* translate(const Context& ctx, T* p, int pe, const char* what) {
-  char* base = peer_heap(ctx, pe, what);
-  auto offset = reinterpret_cast<const char*>(p) - ctx.local_base();
-  return reinterpret_cast<T*>(base + offset);
+  peer_heap(ctx, pe, what);
+  return ctx.ptr(p, pe);
 }
 
 // dst and src must have the same shape, and each ld >= cols.

@@ -96,26 +96,25 @@ template <class G, class H, class L>
 TESSERA_DEVICE void proxy_tile(G g, const Context& ctx, ProxyOp op, Tile<H> heap_tile,
                                Tile<L> local_tile, int pe, bool wait, const char* what) {
   if (heap_tile.empty()) return;
-  ProxyDescriptor d{};
-  d.op = op;
-  d.pe = pe;
   bool pushed = false;
   std::uint64_t last = 0;
   if (heap_tile.is_contiguous() && local_tile.is_contiguous()) {
     if (g.rank() == 0) {
-      d.remote_offset = ctx.heap_offset(heap_tile.data);
-      d.local = reinterpret_cast<std::uintptr_t>(local_tile.data);
-      d.bytes = heap_tile.size() * sizeof(H);
-      last = proxy_push(ctx, d, what);
+      last = proxy_push(ctx,
+                        encode_proxy_rma(op, pe, ctx.heap_offset(heap_tile.data),
+                                         reinterpret_cast<std::uintptr_t>(local_tile.data),
+                                         heap_tile.size() * sizeof(H)),
+                        what);
       pushed = true;
     }
   } else {
     for (auto r = static_cast<std::size_t>(g.rank()); r < heap_tile.rows;
          r += static_cast<std::size_t>(g.size())) {
-      d.remote_offset = ctx.heap_offset(heap_tile.row(r));
-      d.local = reinterpret_cast<std::uintptr_t>(local_tile.row(r));
-      d.bytes = heap_tile.cols * sizeof(H);
-      last = proxy_push(ctx, d, what);
+      last = proxy_push(ctx,
+                        encode_proxy_rma(op, pe, ctx.heap_offset(heap_tile.row(r)),
+                                         reinterpret_cast<std::uintptr_t>(local_tile.row(r)),
+                                         heap_tile.cols * sizeof(H)),
+                        what);
       pushed = true;
     }
   }
@@ -184,10 +183,7 @@ TESSERA_DEVICE void get_nbi(G g, const Context& ctx, Tile<T> dst,
 namespace detail {
 TESSERA_DEVICE inline void proxy_fence(const Context& ctx) {
   if (ctx.proxy == nullptr) return;
-  ProxyDescriptor d{};
-  d.op = ProxyOp::fence;
-  d.pe = ctx.my_pe;
-  proxy_push(ctx, d, "fence");
+  proxy_push(ctx, encode_proxy_fence(ctx.my_pe), "fence");
 }
 }  // namespace detail
 

@@ -47,46 +47,17 @@ TESSERA_NORETURN TESSERA_HOST_DEVICE inline void report_wait_timeout(const Conte
   report_wait_timeout(ctx, what, sig, cmp, value, seen, -1);
 }
 
-// A bounded spin: call poll() until it returns true. Every 256 turns (the clock is not free) it
-// checks whether the job is aborting (a peer failed or died: ends the wait with peer_lost naming
-// it) and, once ctx.timeout_ns is set, whether the bound has passed.
-class Deadline {
- public:
-  TESSERA_HOST_DEVICE explicit Deadline(const Context& ctx, const char* what = "a wait")
-      : ctx_(&ctx),
-        what_(what),
-        timeout_ns_(ctx.timeout_ns),
-        start_ns_(ctx.timeout_ns != 0 ? platform::clock_ns() : 0) {}
-  // Pauses for turn `spins` and returns true once the bound has passed.
-  TESSERA_HOST_DEVICE bool pause_and_check(std::uint32_t spins) {
-    platform::spin_pause(spins);
-    if ((spins & 255u) != 255u) return false;
-    check_abort(*ctx_, what_);
-    if (timeout_ns_ == 0) return false;
-    return platform::clock_ns() - start_ns_ > timeout_ns_;
-  }
-
- private:
-  const Context* ctx_;
-  const char* what_;
-  std::uint64_t timeout_ns_;
-  std::uint64_t start_ns_;
-};
-
 // Waits until *sig CMP value; `writer` (or -1) is named in the timeout diagnostic.
 TESSERA_HOST_DEVICE inline void spin_until(const Context& ctx, const std::uint64_t* sig, Cmp cmp,
                                            std::uint64_t value, Sem sem, const char* what,
                                            int writer = -1) {
-  Deadline deadline(ctx, what);
-  for (std::uint32_t spins = 0;; ++spins) {
-    const std::uint64_t seen = platform::atomic_load(sig, sem, Scope::system);
-    if (compare(cmp, seen, value)) return;
-    if (deadline.pause_and_check(spins)) {
-      const std::uint64_t last = platform::atomic_load(sig, sem, Scope::system);
-      if (compare(cmp, last, value)) return;
-      report_wait_timeout(ctx, what, sig, cmp, value, last, writer);
-    }
-  }
+  bounded_wait(
+      watch_of(ctx), what,
+      [&] { return compare(cmp, platform::atomic_load(sig, sem, Scope::system), value); },
+      [&] {
+        report_wait_timeout(ctx, what, sig, cmp, value,
+                            platform::atomic_load(sig, sem, Scope::system), writer);
+      });
 }
 
 }  // namespace detail
@@ -103,15 +74,9 @@ TESSERA_DEVICE void proxy_put_signal(G g, const Context& ctx, Tile<T> dst, Tile<
   if (dst.is_contiguous() && src.is_contiguous() && !dst.empty()) {
     // One descriptor: the proxy writes the tile, waits for its delivery, then signals.
     if (g.rank() == 0) {
-      ProxyDescriptor d{};
-      d.op = ProxyOp::put_signal;
-      d.pe = pe;
-      d.remote_offset = ctx.heap_offset(dst.data);
-      d.local = reinterpret_cast<std::uintptr_t>(src.data);
-      d.bytes = dst.size() * sizeof(T);
-      d.signal_offset = ctx.heap_offset(sig);
-      d.value = value;
-      d.compare = static_cast<std::uint64_t>(op);
+      const ProxyDescriptor d = encode_proxy_put_signal(
+          pe, ctx.heap_offset(dst.data), reinterpret_cast<std::uintptr_t>(src.data),
+          dst.size() * sizeof(T), ctx.heap_offset(sig), value, op);
       const std::uint64_t t = proxy_push(ctx, d, "put_signal");
       if (wait) proxy_wait_completed(ctx, t + 1, "put_signal");
     }
@@ -158,14 +123,10 @@ TESSERA_DEVICE inline void signal(const Context& ctx, std::uint64_t* sig, std::u
   detail::check_scope(ctx, scope, pe, "signal");
   detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "signal", "signal");
   if (detail::use_proxy(ctx, pe, "signal")) {
-    ProxyDescriptor d{};
-    d.op = ProxyOp::signal;
-    d.pe = pe;
-    d.signal_offset = ctx.heap_offset(sig);
-    d.value = value;
-    d.compare = static_cast<std::uint64_t>(op);
-    if (sem == Sem::release || sem == Sem::acq_rel) d.flags = kProxyFenced;
-    detail::proxy_push(ctx, d, "signal");
+    detail::proxy_push(ctx,
+                       encode_proxy_signal(pe, ctx.heap_offset(sig), value, op,
+                                           sem == Sem::release || sem == Sem::acq_rel),
+                       "signal");
     return;
   }
   std::uint64_t* remote = detail::translate(ctx, sig, pe, "signal");
@@ -193,12 +154,12 @@ TESSERA_DEVICE inline std::size_t wait_until_any(const Context& ctx, const std::
     m << "wait_until_any on PE " << ctx.my_pe << ": no signals to wait for (n == 0)";
     platform::report_failure(FailureCode::invalid_argument, m.c_str());
   }
-  detail::Deadline deadline(ctx, "wait_until_any");
+  detail::SpinPacer pacer(ctx, "wait_until_any");
   for (std::uint32_t spins = 0;; ++spins) {
     for (std::size_t i = 0; i < n; ++i) {
       if (compare(cmp, platform::atomic_load(&sigs[i], sem, Scope::system), value)) return i;
     }
-    if (deadline.pause_and_check(spins)) {
+    if (pacer.pause_and_check(spins)) {
       detail::broadcast_abort(ctx);
       detail::Message m;
       m << "wait_until_any on PE " << ctx.my_pe << " timed out after "

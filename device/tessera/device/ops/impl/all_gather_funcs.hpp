@@ -50,7 +50,7 @@ TESSERA_DEVICE void all_gather_oneshot(G g, const Context& ctx, void* recv, cons
     // A single thread serves peers in the order they become ready (starting at its right
     // neighbour, so PEs do not all write to one peer at once): one late PE holds up no one else.
     std::uint64_t pending = n == 65 ? ~std::uint64_t{0} : (std::uint64_t{1} << (n - 1)) - 1;
-    device::detail::Deadline deadline(ctx);
+    device::detail::SpinPacer pacer(ctx);
     for (std::uint32_t spins = 0; pending != 0;) {
       bool progressed = false;
       for (int k = 1; k < n; ++k) {
@@ -61,7 +61,7 @@ TESSERA_DEVICE void all_gather_oneshot(G g, const Context& ctx, void* recv, cons
         pending &= ~bit;
         progressed = true;
       }
-      if (progressed || !deadline.pause_and_check(spins++)) continue;
+      if (progressed || !pacer.pause_and_check(spins++)) continue;
       for (int k = 1; k < n; ++k) {
         const int peer = (me + k) % n;
         if ((pending & (std::uint64_t{1} << (k - 1))) == 0) continue;

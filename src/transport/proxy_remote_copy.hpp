@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "tessera/device/proxy.hpp"
+#include "tessera/device/proxy_wire.hpp"
 
 namespace tessera::detail {
 
@@ -16,7 +16,7 @@ class RuntimeImpl;
 // and answers true. False, doing nothing, for any other PE (mapped, self, or not a PE of the
 // job: the caller's own path reports it). Throws Error(timeout) after the job's timeout, or the
 // proxy's failure (PeerLost naming `pe`).
-bool host_rma_via_proxy(RuntimeImpl& rt, device::ProxyOp op, int pe, std::size_t remote_offset,
-                        void* local, std::size_t bytes);
+bool remote_copy_via_proxy(RuntimeImpl& rt, device::ProxyOp op, int pe, std::size_t remote_offset,
+                           void* local, std::size_t bytes);
 
 }  // namespace tessera::detail
