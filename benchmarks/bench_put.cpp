@@ -55,9 +55,9 @@ TESSERA_HOST_DEVICE inline Slice slice(std::size_t bytes, int rank, int parties)
 // recording each put's time in times_us[round]. `barrier_word` and `times_us` are memory the
 // kernel can reach (device memory on a GPU).
 struct PutKernel {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, td::Tile<std::uint8_t> dst,
-                                 td::Tile<const std::uint8_t> src, int pe, int rounds,
-                                 std::uint64_t* barrier_word, double* times_us) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Tile<std::uint8_t> dst,
+                                      td::Tile<const std::uint8_t> src, int pe, int rounds,
+                                      std::uint64_t* barrier_word, double* times_us) const {
     const auto [begin, length] = slice(dst.cols, blk.block_id(), blk.grid_size());
     const td::Tile<std::uint8_t> my_dst = dst.sub(0, begin, 1, length);
     const td::Tile<const std::uint8_t> my_src = src.sub(0, begin, 1, length);

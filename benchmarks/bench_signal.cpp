@@ -42,9 +42,10 @@ Mailbox mailbox(std::uint8_t* block) {
 
 // Runs on PE 0 and PE 1 (grid 1). PE 0 starts each round and records round trip / 2.
 struct PingPongKernel {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint64_t* sig,
-                                 td::Tile<std::uint8_t> inbox, td::Tile<const std::uint8_t> src,
-                                 std::uint64_t first_epoch, int rounds, double* times_us) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint64_t* sig,
+                                      td::Tile<std::uint8_t> inbox,
+                                      td::Tile<const std::uint8_t> src, std::uint64_t first_epoch,
+                                      int rounds, double* times_us) const {
     const int other = 1 - ctx.my_pe;
     for (int r = 0; r < rounds; ++r) {
       const std::uint64_t epoch = first_epoch + static_cast<std::uint64_t>(r);
@@ -65,9 +66,10 @@ struct PingPongKernel {
 // peer's mapped mailbox, then thread 0 publishes the epoch with a release store and spins on its
 // own word with acquire loads; no checks, no proxy, no device-API call.
 struct RawPingPongKernel {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, Mailbox mine, Mailbox theirs,
-                                 const std::uint8_t* src, std::size_t bytes,
-                                 std::uint64_t first_epoch, int rounds, double* times_us) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, Mailbox mine, Mailbox theirs,
+                                      const std::uint8_t* src, std::size_t bytes,
+                                      std::uint64_t first_epoch, int rounds,
+                                      double* times_us) const {
     using td::Scope;
     using td::Sem;
     const td::Tile<std::uint8_t> dst = td::make_tile(theirs.data, bytes);

@@ -22,7 +22,7 @@ class GridBarrier {
   // Called by every thread of group `g` (one party): the group's rank 0 arrives for it, and the
   // whole group leaves once every party has arrived.
   template <class G>
-  TESSERA_DEVICE void arrive_and_wait(G g) {
+  TESSERA_KERNEL_CODE void arrive_and_wait(G g) {
     namespace platform = device::platform;
     using device::Scope;
     using device::Sem;

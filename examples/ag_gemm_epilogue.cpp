@@ -27,7 +27,7 @@ TESSERA_HOST_DEVICE inline float gelu(float x) {
 struct BiasGelu {
   const float* bias;  // n_local values
   template <class G>
-  TESSERA_DEVICE void operator()(G g, td::Tile<float> c, std::size_t, std::size_t col0) const {
+  TESSERA_KERNEL_CODE void operator()(G g, td::Tile<float> c, std::size_t, std::size_t col0) const {
     for (std::size_t r = static_cast<std::size_t>(g.rank()); r < c.rows;
          r += static_cast<std::size_t>(g.size())) {
       float* row = c.row(r);
@@ -39,8 +39,8 @@ struct BiasGelu {
 
 // Block 0 publishes the shard, the others compute and apply the epilogue.
 struct FusedMlpKernel {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<float, float> args,
-                                 const float* bias) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
+                                      tdo::AgGemmArgs<float, float> args, const float* bias) const {
     tdo::ag_gemm(blk, ctx, args, /*comm_blocks=*/1, BiasGelu{bias});
   }
 };

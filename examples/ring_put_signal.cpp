@@ -17,10 +17,10 @@ namespace td = tessera::device;
 // One step: my tile goes into my right neighbour's inbox, and my inbox fills from the left.
 struct RingStep {
   template <class Block>
-  TESSERA_DEVICE void operator()(Block blk, td::Context ctx, td::Tile<const float> mine,
-                                 td::Tile<float> inbox,  // symmetric
-                                 std::uint64_t* arrived, std::uint64_t* consumed,
-                                 std::uint64_t epoch, std::uint64_t* errors) const {
+  TESSERA_KERNEL_CODE void operator()(Block blk, td::Context ctx, td::Tile<const float> mine,
+                                      td::Tile<float> inbox,  // symmetric
+                                      std::uint64_t* arrived, std::uint64_t* consumed,
+                                      std::uint64_t epoch, std::uint64_t* errors) const {
     const int right = (ctx.my_pe + 1) % ctx.n_pes;
     const int left = (ctx.my_pe + ctx.n_pes - 1) % ctx.n_pes;
     // My right neighbour has read the previous step out of its inbox (epoch - 1 acknowledged).

@@ -32,55 +32,55 @@ void run_on_stream(Stream& stream, Kernel kernel, Args... args) {
 // The calls below as group functors, so one text serves both ways of running.
 struct PutOnStream {
   template <class G, class T>
-  TESSERA_DEVICE void operator()(G g, device::Context ctx, device::Tile<T> dst,
-                                 device::Tile<const T> src, int pe) const {
+  TESSERA_KERNEL_CODE void operator()(G g, device::Context ctx, device::Tile<T> dst,
+                                      device::Tile<const T> src, int pe) const {
     device::put(g, ctx, dst, src, pe);
   }
 };
 
 struct GetOnStream {
   template <class G, class T>
-  TESSERA_DEVICE void operator()(G g, device::Context ctx, device::Tile<T> dst,
-                                 device::Tile<const T> src, int pe) const {
+  TESSERA_KERNEL_CODE void operator()(G g, device::Context ctx, device::Tile<T> dst,
+                                      device::Tile<const T> src, int pe) const {
     device::get(g, ctx, dst, src, pe);
   }
 };
 
 struct PutSignalOnStream {
   template <class G, class T>
-  TESSERA_DEVICE void operator()(G g, device::Context ctx, device::Tile<T> dst,
-                                 device::Tile<const T> src, std::uint64_t* sig, std::uint64_t value,
-                                 device::SignalOp op, int pe) const {
+  TESSERA_KERNEL_CODE void operator()(G g, device::Context ctx, device::Tile<T> dst,
+                                      device::Tile<const T> src, std::uint64_t* sig,
+                                      std::uint64_t value, device::SignalOp op, int pe) const {
     device::put_signal(g, ctx, dst, src, sig, value, op, pe);
   }
 };
 
 struct SignalOnStream {
   template <class G>
-  TESSERA_DEVICE void operator()(G g, device::Context ctx, std::uint64_t* sig, std::uint64_t value,
-                                 device::SignalOp op, int pe) const {
+  TESSERA_KERNEL_CODE void operator()(G g, device::Context ctx, std::uint64_t* sig,
+                                      std::uint64_t value, device::SignalOp op, int pe) const {
     if (g.rank() == 0) device::signal(ctx, sig, value, op, pe);
   }
 };
 
 struct WaitUntilOnStream {
   template <class G>
-  TESSERA_DEVICE void operator()(G g, device::Context ctx, const std::uint64_t* sig,
-                                 device::Cmp cmp, std::uint64_t value) const {
+  TESSERA_KERNEL_CODE void operator()(G g, device::Context ctx, const std::uint64_t* sig,
+                                      device::Cmp cmp, std::uint64_t value) const {
     device::wait_until(g, ctx, sig, cmp, value);
   }
 };
 
 struct QuietOnStream {
   template <class G>
-  TESSERA_DEVICE void operator()(G g, device::Context ctx) const {
+  TESSERA_KERNEL_CODE void operator()(G g, device::Context ctx) const {
     device::quiet(g, ctx);
   }
 };
 
 struct BarrierOnStream {
   template <class G>
-  TESSERA_DEVICE void operator()(G g, device::Context ctx) const {
+  TESSERA_KERNEL_CODE void operator()(G g, device::Context ctx) const {
     device::barrier(g, ctx);
   }
 };

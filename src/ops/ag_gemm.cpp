@@ -22,8 +22,8 @@ namespace tdo = tessera::device::ops;
 
 struct AgGemmKernel {
   template <class TA, class TB>
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
-                                 int comm_blocks) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
+                                      int comm_blocks) const {
     tdo::ag_gemm(blk, ctx, args, comm_blocks);
   }
 };

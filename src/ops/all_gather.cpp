@@ -112,9 +112,9 @@ AllGatherAlgo algo_from_env(int pe) {
 }
 
 struct AllGatherKernel {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, void* recv, const void* send,
-                                 std::size_t bytes, td::ops::AllGatherSignals sigs,
-                                 std::uint64_t call, bool ring, void* staging) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, void* recv, const void* send,
+                                      std::size_t bytes, td::ops::AllGatherSignals sigs,
+                                      std::uint64_t call, bool ring, void* staging) const {
     if (ring) {
       td::ops::all_gather_ring(blk, ctx, recv, send, bytes, kAllGatherRingChunk, sigs, call);
     } else if (staging != nullptr) {

@@ -23,8 +23,8 @@ namespace tdo = tessera::device::ops;
 
 struct GemmRsKernel {
   template <class TA, class TB>
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx,
-                                 tdo::GemmRsArgs<TA, TB> args) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
+                                      tdo::GemmRsArgs<TA, TB> args) const {
     tdo::gemm_rs(blk, ctx, args, blk.block_id());
   }
 };

@@ -25,8 +25,8 @@ inline void zero_heap(Runtime& rt, void* p, std::size_t bytes) {
 // on `stream`, so the copy is ordered with the kernels around it. Each block copies a contiguous
 // slice of 64-byte-aligned length; its threads interleave within the slice.
 struct StreamCopyKernel {
-  TESSERA_DEVICE void operator()(device::Block blk, unsigned char* dst, const unsigned char* src,
-                                 std::size_t bytes) const {
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, unsigned char* dst,
+                                      const unsigned char* src, std::size_t bytes) const {
     const auto blocks = static_cast<std::size_t>(blk.grid_size());
     std::size_t slice = (bytes + blocks - 1) / blocks;
     slice = (slice + 63) / 64 * 64;

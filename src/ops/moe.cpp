@@ -79,20 +79,20 @@ void check_config(Runtime& rt, const MoeConfig& c) {
 
 template <class Idx, class T>
 struct DispatchKernel {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l,
-                                 td::ops::MoeWorkspace<T> ws, const T* x, std::size_t tokens,
-                                 const Idx* idx, const float* weight, std::uint64_t epoch,
-                                 std::uint64_t target) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l,
+                                      td::ops::MoeWorkspace<T> ws, const T* x, std::size_t tokens,
+                                      const Idx* idx, const float* weight, std::uint64_t epoch,
+                                      std::uint64_t target) const {
     td::ops::moe_dispatch(blk, ctx, l, ws, x, tokens, idx, weight, epoch, target);
   }
 };
 
 template <class T>
 struct CombineKernel {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l,
-                                 td::ops::MoeWorkspace<T> ws, const T* expert_out, T* y,
-                                 std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
-                                 std::uint64_t target) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l,
+                                      td::ops::MoeWorkspace<T> ws, const T* expert_out, T* y,
+                                      std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
+                                      std::uint64_t target) const {
     td::ops::moe_combine(blk, ctx, l, ws, expert_out, y, tokens, epoch, call, target);
   }
 };

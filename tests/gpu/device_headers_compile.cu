@@ -14,7 +14,8 @@ namespace tessera::device_headers_compile {
 namespace td = tessera::device;
 
 template <class G, class T>
-TESSERA_DEVICE void rma_calls(G g, const td::Context& ctx, T* heap, std::uint64_t* sig, int pe) {
+TESSERA_KERNEL_CODE void rma_calls(G g, const td::Context& ctx, T* heap, std::uint64_t* sig,
+                                   int pe) {
   const td::Tile<T> dst = td::make_tile(heap, 4, 8, 16);
   const td::Tile<const T> src = td::make_tile(static_cast<const T*>(heap + 64), 4, 8, 16);
   td::put(g, ctx, dst, src, pe);
@@ -29,7 +30,7 @@ TESSERA_DEVICE void rma_calls(G g, const td::Context& ctx, T* heap, std::uint64_
 }
 
 template <class G>
-TESSERA_DEVICE void signal_calls(G g, const td::Context& ctx, std::uint64_t* sigs, int pe) {
+TESSERA_KERNEL_CODE void signal_calls(G g, const td::Context& ctx, std::uint64_t* sigs, int pe) {
   td::wait_until(g, ctx, sigs, td::Cmp::ge, 1);
   td::wait_until(g, ctx, sigs, td::Cmp::eq, 2, td::Sem::relaxed);
   td::wait_until_all(g, ctx, sigs, 4, td::Cmp::ge, 1);
@@ -44,7 +45,7 @@ TESSERA_DEVICE void signal_calls(G g, const td::Context& ctx, std::uint64_t* sig
 }
 
 template <class T>
-TESSERA_DEVICE T atomic_calls(const td::Context& ctx, T* word, int pe) {
+TESSERA_KERNEL_CODE T atomic_calls(const td::Context& ctx, T* word, int pe) {
   T r = td::atomic_load(ctx, word, pe);
   td::atomic_store(ctx, word, T{1}, pe);
   r += td::atomic_fetch_add(ctx, word, T{1}, pe, td::Sem::relaxed, td::Scope::block);
@@ -62,7 +63,7 @@ TESSERA_DEVICE T atomic_calls(const td::Context& ctx, T* word, int pe) {
 // One small kernel per call family, group and element type: a single kernel holding every call
 // inlined would cost ptxas minutes and gigabytes.
 template <class G>
-TESSERA_DEVICE G make_group() {
+TESSERA_KERNEL_CODE G make_group() {
   if constexpr (std::is_same_v<G, td::Block>) {
     return td::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
   } else {

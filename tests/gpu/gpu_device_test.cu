@@ -16,9 +16,9 @@ namespace td = tessera::device;
 // Each PE puts its row into its right neighbour's inbox and signals the epoch; then waits for
 // its left neighbour's row.
 struct PutSignalRing {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint32_t* inbox,
-                                 const std::uint32_t* mine, std::size_t n, std::uint64_t* arrived,
-                                 std::uint64_t epoch) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint32_t* inbox,
+                                      const std::uint32_t* mine, std::size_t n,
+                                      std::uint64_t* arrived, std::uint64_t epoch) const {
     const int right = (ctx.my_pe + 1) % ctx.n_pes;
     td::put_signal(blk, ctx, td::make_tile(inbox, n), td::make_tile(mine, n), arrived, epoch,
                    td::SignalOp::set, right);
@@ -28,7 +28,8 @@ struct PutSignalRing {
 
 // One thread per PE adds 1 to a counter on every PE.
 struct AddEverywhere {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint64_t* counter) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
+                                      std::uint64_t* counter) const {
     if (blk.rank() != 0) return;
     for (int pe = 0; pe < ctx.n_pes; ++pe) td::atomic_add(ctx, counter, std::uint64_t{1}, pe);
   }
@@ -36,8 +37,8 @@ struct AddEverywhere {
 
 // Rounds of: write my round number to every PE's slot for me, barrier, check every slot.
 struct BarrierRounds {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint64_t* slots, int rounds,
-                                 std::uint64_t* errors) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint64_t* slots,
+                                      int rounds, std::uint64_t* errors) const {
     for (int r = 1; r <= rounds; ++r) {
       if (blk.rank() == 0) {
         for (int pe = 0; pe < ctx.n_pes; ++pe) {
@@ -61,8 +62,8 @@ struct BarrierRounds {
 
 // Reads the right neighbour's row into a local buffer with a blocking get.
 struct GetFromRight {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint32_t* dst,
-                                 const std::uint32_t* src, std::size_t n) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint32_t* dst,
+                                      const std::uint32_t* src, std::size_t n) const {
     td::get(blk, ctx, td::make_tile(dst, n), td::make_tile(src, n), (ctx.my_pe + 1) % ctx.n_pes);
   }
 };
@@ -71,9 +72,9 @@ struct GetFromRight {
 // neighbour's inbox and adds 1 to its count (release); the reader waits for count >= r (acquire)
 // and must then see no word older than r. A stale word counts as an error.
 struct MessagePassingRounds {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, std::uint64_t* inbox,
-                                 std::uint64_t* staging, std::size_t n, std::uint64_t* count,
-                                 int rounds, std::uint64_t* errors) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint64_t* inbox,
+                                      std::uint64_t* staging, std::size_t n, std::uint64_t* count,
+                                      int rounds, std::uint64_t* errors) const {
     const int right = (ctx.my_pe + 1) % ctx.n_pes;
     for (int r = 1; r <= rounds; ++r) {
       const auto round = static_cast<std::uint64_t>(r);

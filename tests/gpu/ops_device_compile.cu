@@ -23,7 +23,7 @@ namespace td = tessera::device;
 namespace tdo = tessera::device::ops;
 
 template <class G>
-TESSERA_DEVICE G make_group() {
+TESSERA_KERNEL_CODE G make_group() {
   if constexpr (std::is_same_v<G, td::Block>) {
     return td::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
   } else {
@@ -55,7 +55,7 @@ __global__ void all_gather_ring_kernel(td::Context ctx, void* recv, const void* 
 struct BiasRelu {
   const float* bias;
   template <class G>
-  TESSERA_DEVICE void operator()(G g, td::Tile<float> c, std::size_t, std::size_t col0) const {
+  TESSERA_KERNEL_CODE void operator()(G g, td::Tile<float> c, std::size_t, std::size_t col0) const {
     for (std::size_t i = static_cast<std::size_t>(g.rank()); i < c.rows * c.cols;
          i += static_cast<std::size_t>(g.size())) {
       float& v = c.row(i / c.cols)[i % c.cols];

@@ -21,55 +21,56 @@ concept AtomicWord = std::same_as<T, std::int32_t> || std::same_as<T, std::uint3
 
 // Reads the word on `pe`; with acquire, the caller then sees what the writer released.
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem = Sem::acquire,
-                             Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem = Sem::acquire,
+                                  Scope scope = Scope::system);
 
 // Writes `value` to the word on `pe`; with release, a PE that acquires it sees the caller's
 // earlier writes.
 template <AtomicWord T>
-TESSERA_DEVICE void atomic_store(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                 Sem sem = Sem::release, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE void atomic_store(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                      int pe, Sem sem = Sem::release, Scope scope = Scope::system);
 
 // Adds `value` on `pe` and returns the previous value.
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 
 // Adds `value` on `pe` (no result returned, so GPUs can issue it as a reduction).
 template <AtomicWord T>
-TESSERA_DEVICE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                               Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
+                                    Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 
 // Replaces the word on `pe` with `value` and returns the previous value.
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_exchange(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                 Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_exchange(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                      int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 
 // Stores `desired` on `pe` if the word equals `expected`; returns the value seen (the swap
 // happened iff it equals `expected`).
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_compare_exchange(const Context& ctx, T* dst, detail::identity_t<T> expected,
-                                         detail::identity_t<T> desired, int pe,
-                                         Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_compare_exchange(const Context& ctx, T* dst,
+                                              detail::identity_t<T> expected,
+                                              detail::identity_t<T> desired, int pe,
+                                              Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 
 // Bitwise and/or/xor `value` into the word on `pe`; return the previous value.
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_and(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_fetch_and(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_or(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                 Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_fetch_or(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                      int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_xor(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_fetch_xor(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 
 // Stores min/max(word, value) on `pe` (signed or unsigned as T); returns the previous value.
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_min(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_fetch_min(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_max(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+TESSERA_KERNEL_CODE T atomic_fetch_max(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 
 }  // namespace tessera::device
 

@@ -13,12 +13,12 @@ namespace tessera::device {
 // and store any PE made before entering it is complete and visible to every PE after it.
 // Exactly one group per PE calls it (not every block of a grid). Bounded by ctx.timeout_ns.
 template <class G>
-TESSERA_DEVICE void barrier(G g, const Context& ctx);
+TESSERA_KERNEL_CODE void barrier(G g, const Context& ctx);
 
 // As barrier, but only synchronises: stores made before it are visible after it, while nbi
 // operations still in flight are not completed (on the host backend the two coincide).
 template <class G>
-TESSERA_DEVICE void sync(G g, const Context& ctx);
+TESSERA_KERNEL_CODE void sync(G g, const Context& ctx);
 
 }  // namespace tessera::device
 

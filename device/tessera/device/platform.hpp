@@ -5,7 +5,7 @@
 //
 // One header per branch under platform/, each compiled only in its own compiler pass:
 //   macros.hpp    the macros, from the compiler's predefined macros alone (read it for what
-//                 TESSERA_HOST_DEVICE and TESSERA_DEVICE mean);
+//                 TESSERA_HOST_DEVICE and TESSERA_KERNEL_CODE mean);
 //   host.hpp      host compilers and the host pass of nvcc/hipcc: the host backend;
 //   cuda.hpp      nvcc's device pass; hip.hpp hipcc's device pass; gpu_copy.hpp what both share;
 //   mma.hpp       warp-level tensor-core tiles (CUDA sm_80+), stand-ins elsewhere.

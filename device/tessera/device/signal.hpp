@@ -19,46 +19,47 @@ namespace tessera::device {
 // with release at system scope: a PE that reads the new signal with acquire sees the whole tile.
 // On return `src` is reusable.
 template <class G, class T>
-TESSERA_DEVICE void put_signal(G g, const Context& ctx, Tile<T> dst,
-                               detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
-                               std::uint64_t value, SignalOp op, int pe);
+TESSERA_KERNEL_CODE void put_signal(G g, const Context& ctx, Tile<T> dst,
+                                    detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
+                                    std::uint64_t value, SignalOp op, int pe);
 
 // put_signal that may return before `src` is reusable (complete after quiet()); the release
 // guarantee is the same: the signal never becomes visible before the tile.
 template <class G, class T>
-TESSERA_DEVICE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
-                                   detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
-                                   std::uint64_t value, SignalOp op, int pe);
+TESSERA_KERNEL_CODE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
+                                        detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
+                                        std::uint64_t value, SignalOp op, int pe);
 
 // Updates symmetric `sig` on `pe` atomically (set or add `value`); with Sem::release every write
 // the calling thread made before it is visible to a PE that acquires the new value.
-TESSERA_DEVICE inline void signal(const Context& ctx, std::uint64_t* sig, std::uint64_t value,
-                                  SignalOp op, int pe, Sem sem = Sem::release,
-                                  Scope scope = Scope::system);
+TESSERA_KERNEL_CODE inline void signal(const Context& ctx, std::uint64_t* sig, std::uint64_t value,
+                                       SignalOp op, int pe, Sem sem = Sem::release,
+                                       Scope scope = Scope::system);
 
 // Returns in every thread of `g` once local `sig` CMP `value` holds; with Sem::acquire the group
 // then sees every write the signaller released. Gives up after ctx.timeout_ns (0: never) with a
 // timeout failure naming this PE, the signal's heap offset, the comparison and the value seen.
 template <class G>
-TESSERA_DEVICE void wait_until(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
-                               std::uint64_t value, Sem sem = Sem::acquire);
+TESSERA_KERNEL_CODE void wait_until(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
+                                    std::uint64_t value, Sem sem = Sem::acquire);
 
 // Called by one thread: waits until some sigs[i] CMP value holds and returns that i (the lowest
 // satisfied index seen in one sweep); acquire as wait_until; bounded the same way.
-TESSERA_DEVICE inline std::size_t wait_until_any(const Context& ctx, const std::uint64_t* sigs,
-                                                 std::size_t n, Cmp cmp, std::uint64_t value,
-                                                 Sem sem = Sem::acquire);
+TESSERA_KERNEL_CODE inline std::size_t wait_until_any(const Context& ctx, const std::uint64_t* sigs,
+                                                      std::size_t n, Cmp cmp, std::uint64_t value,
+                                                      Sem sem = Sem::acquire);
 
 // Returns in every thread of `g` once sigs[i] CMP value holds for every i < n; acquire as
 // wait_until; bounded the same way (the diagnostic names the first signal still unsatisfied).
 template <class G>
-TESSERA_DEVICE void wait_until_all(G g, const Context& ctx, const std::uint64_t* sigs,
-                                   std::size_t n, Cmp cmp, std::uint64_t value,
-                                   Sem sem = Sem::acquire);
+TESSERA_KERNEL_CODE void wait_until_all(G g, const Context& ctx, const std::uint64_t* sigs,
+                                        std::size_t n, Cmp cmp, std::uint64_t value,
+                                        Sem sem = Sem::acquire);
 
 // The current value of local `sig`, read atomically; with acquire (the default) the caller sees
 // every write released by the update that produced it.
-TESSERA_DEVICE inline std::uint64_t signal_fetch(const std::uint64_t* sig, Sem sem = Sem::acquire);
+TESSERA_KERNEL_CODE inline std::uint64_t signal_fetch(const std::uint64_t* sig,
+                                                      Sem sem = Sem::acquire);
 
 // Counts the calls of an operation that runs repeatedly over the same signals, so nothing is
 // reset between calls: the n-th call signals with SignalOp::set to n (or adds 1 per sender) and

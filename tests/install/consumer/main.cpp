@@ -19,8 +19,8 @@ float value_of(int pe, std::size_t i) {
 }
 
 struct PassRight {
-  TESSERA_DEVICE void operator()(td::Block blk, td::Context ctx, td::Tile<float> inbox,
-                                 td::Tile<const float> mine, std::uint64_t* arrived) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Tile<float> inbox,
+                                      td::Tile<const float> mine, std::uint64_t* arrived) const {
     const int right = (ctx.my_pe + 1) % ctx.n_pes;
     td::put_signal(blk, ctx, inbox, mine, arrived, 1, td::SignalOp::set, right);
     td::wait_until(blk, ctx, arrived, td::Cmp::ge, 1);

@@ -8,7 +8,8 @@ namespace detail {
 
 // Checks the call and returns the word's address on `pe`.
 template <class T>
-TESSERA_DEVICE T* atomic_target(const Context& ctx, T* dst, int pe, Scope scope, const char* what) {
+TESSERA_KERNEL_CODE T* atomic_target(const Context& ctx, T* dst, int pe, Scope scope,
+                                     const char* what) {
   check_scope(ctx, scope, pe, what);
   check_in_heap(ctx, dst, sizeof(T), what, "atomic word");
   return translate(ctx, dst, pe, what);
@@ -17,7 +18,7 @@ TESSERA_DEVICE T* atomic_target(const Context& ctx, T* dst, int pe, Scope scope,
 }  // namespace detail
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_load")) {
     detail::check_scope(ctx, scope, pe, "atomic_load");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_load", "atomic word");
@@ -29,8 +30,8 @@ TESSERA_DEVICE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem, 
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE void atomic_store(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                 Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE void atomic_store(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                      int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_store")) {
     detail::check_scope(ctx, scope, pe, "atomic_store");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_store", "atomic word");
@@ -43,8 +44,8 @@ TESSERA_DEVICE void atomic_store(const Context& ctx, T* dst, detail::identity_t<
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                               Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
+                                    Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_add")) {
     detail::check_scope(ctx, scope, pe, "atomic_add");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_add", "atomic word");
@@ -57,9 +58,10 @@ TESSERA_DEVICE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T>
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_compare_exchange(const Context& ctx, T* dst, detail::identity_t<T> expected,
-                                         detail::identity_t<T> desired, int pe, Sem sem,
-                                         Scope scope) {
+TESSERA_KERNEL_CODE T atomic_compare_exchange(const Context& ctx, T* dst,
+                                              detail::identity_t<T> expected,
+                                              detail::identity_t<T> desired, int pe, Sem sem,
+                                              Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_compare_exchange")) {
     detail::check_scope(ctx, scope, pe, "atomic_compare_exchange");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_compare_exchange", "atomic word");
@@ -72,8 +74,8 @@ TESSERA_DEVICE T atomic_compare_exchange(const Context& ctx, T* dst, detail::ide
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_add")) {
     detail::check_scope(ctx, scope, pe, "atomic_fetch_add");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_add", "atomic word");
@@ -85,8 +87,8 @@ TESSERA_DEVICE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_exchange(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                 Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE T atomic_exchange(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                      int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_exchange")) {
     detail::check_scope(ctx, scope, pe, "atomic_exchange");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_exchange", "atomic word");
@@ -98,8 +100,8 @@ TESSERA_DEVICE T atomic_exchange(const Context& ctx, T* dst, detail::identity_t<
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_and(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE T atomic_fetch_and(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_and")) {
     detail::check_scope(ctx, scope, pe, "atomic_fetch_and");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_and", "atomic word");
@@ -111,8 +113,8 @@ TESSERA_DEVICE T atomic_fetch_and(const Context& ctx, T* dst, detail::identity_t
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_or(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                 Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE T atomic_fetch_or(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                      int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_or")) {
     detail::check_scope(ctx, scope, pe, "atomic_fetch_or");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_or", "atomic word");
@@ -124,8 +126,8 @@ TESSERA_DEVICE T atomic_fetch_or(const Context& ctx, T* dst, detail::identity_t<
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_xor(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE T atomic_fetch_xor(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_xor")) {
     detail::check_scope(ctx, scope, pe, "atomic_fetch_xor");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_xor", "atomic word");
@@ -137,8 +139,8 @@ TESSERA_DEVICE T atomic_fetch_xor(const Context& ctx, T* dst, detail::identity_t
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_min(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE T atomic_fetch_min(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_min")) {
     detail::check_scope(ctx, scope, pe, "atomic_fetch_min");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_min", "atomic word");
@@ -150,8 +152,8 @@ TESSERA_DEVICE T atomic_fetch_min(const Context& ctx, T* dst, detail::identity_t
 }
 
 template <AtomicWord T>
-TESSERA_DEVICE T atomic_fetch_max(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                  Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE T atomic_fetch_max(const Context& ctx, T* dst, detail::identity_t<T> value,
+                                       int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_max")) {
     detail::check_scope(ctx, scope, pe, "atomic_fetch_max");
     detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_max", "atomic word");

@@ -14,7 +14,8 @@ namespace detail {
 
 // Waits for the barrier's arrivals; on timeout names the PEs that have not entered barrier n
 // (from the kBarrierSeen words they write before arriving).
-TESSERA_DEVICE inline void barrier_wait(const Context& ctx, std::uint64_t n, const char* what) {
+TESSERA_KERNEL_CODE inline void barrier_wait(const Context& ctx, std::uint64_t n,
+                                             const char* what) {
   std::uint64_t* arrivals = &ctx.barrier_words[Context::kBarrierArrivals];
   const std::uint64_t target = n * static_cast<std::uint64_t>(ctx.n_pes);
   SpinPacer pacer(ctx, what);
@@ -47,7 +48,7 @@ TESSERA_DEVICE inline void barrier_wait(const Context& ctx, std::uint64_t n, con
 }
 
 template <class G>
-TESSERA_DEVICE void barrier_impl(G g, const Context& ctx, const char* what) {
+TESSERA_KERNEL_CODE void barrier_impl(G g, const Context& ctx, const char* what) {
   g.sync();
   if (g.rank() == 0) {
     if (ctx.barrier_words == nullptr) {
@@ -94,13 +95,13 @@ TESSERA_DEVICE void barrier_impl(G g, const Context& ctx, const char* what) {
 }  // namespace detail
 
 template <class G>
-TESSERA_DEVICE void barrier(G g, const Context& ctx) {
+TESSERA_KERNEL_CODE void barrier(G g, const Context& ctx) {
   quiet(g, ctx);
   detail::barrier_impl(g, ctx, "barrier");
 }
 
 template <class G>
-TESSERA_DEVICE void sync(G g, const Context& ctx) {
+TESSERA_KERNEL_CODE void sync(G g, const Context& ctx) {
   detail::barrier_impl(g, ctx, "sync");
 }
 

@@ -20,8 +20,8 @@ struct alignas(16) CopyPiece16 {
 // dst and src are equally misaligned for Word: the ragged head (before the first aligned word)
 // and tail (after the last whole word) move byte by byte, one byte per thread.
 template <class Word, class G>
-TESSERA_DEVICE void group_copy_as(G g, unsigned char* d, const unsigned char* s,
-                                  std::size_t bytes) {
+TESSERA_KERNEL_CODE void group_copy_as(G g, unsigned char* d, const unsigned char* s,
+                                       std::size_t bytes) {
   const auto n = static_cast<std::size_t>(g.size());
   const auto i = static_cast<std::size_t>(g.rank());
   std::size_t head =
@@ -40,7 +40,7 @@ TESSERA_DEVICE void group_copy_as(G g, unsigned char* d, const unsigned char* s,
 // a GPU group interleaves the widest pieces both sides' alignment allows, 16 bytes when dst and
 // src are equally misaligned modulo 16.
 template <class G>
-TESSERA_DEVICE void group_copy_bytes(G g, void* dst, const void* src, std::size_t bytes) {
+TESSERA_KERNEL_CODE void group_copy_bytes(G g, void* dst, const void* src, std::size_t bytes) {
   if (g.size() == 1) {
     platform::copy_bytes(dst, src, bytes);
     return;
@@ -67,7 +67,7 @@ TESSERA_DEVICE void group_copy_bytes(G g, void* dst, const void* src, std::size_
 // across the group's threads, one row per thread. A one-element tile moves as one atomic word
 // so it can serve as a flag.
 template <class G, class T>
-TESSERA_DEVICE void copy_tile(G g, Tile<T> dst, Tile<const T> src) {
+TESSERA_KERNEL_CODE void copy_tile(G g, Tile<T> dst, Tile<const T> src) {
   if (dst.empty()) return;
   if (dst.rows == 1 && dst.cols == 1) {
     if (g.rank() == 0) platform::copy_word_relaxed<sizeof(T)>(dst.data, src.data);
@@ -93,8 +93,8 @@ TESSERA_DEVICE void copy_tile(G g, Tile<T> dst, Tile<const T> src) {
 // network proxy: one descriptor for contiguous tiles, else one per row, rows strided across the
 // group. With `wait`, each thread returns once its descriptors (and every earlier one) completed.
 template <class G, class H, class L>
-TESSERA_DEVICE void proxy_tile(G g, const Context& ctx, ProxyOp op, Tile<H> heap_tile,
-                               Tile<L> local_tile, int pe, bool wait, const char* what) {
+TESSERA_KERNEL_CODE void proxy_tile(G g, const Context& ctx, ProxyOp op, Tile<H> heap_tile,
+                                    Tile<L> local_tile, int pe, bool wait, const char* what) {
   if (heap_tile.empty()) return;
   bool pushed = false;
   std::uint64_t last = 0;
@@ -122,8 +122,8 @@ TESSERA_DEVICE void proxy_tile(G g, const Context& ctx, ProxyOp op, Tile<H> heap
 }
 
 template <class G, class T>
-TESSERA_DEVICE void put_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
-                             const char* what, bool wait = true) {
+TESSERA_KERNEL_CODE void put_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
+                                  const char* what, bool wait = true) {
   static_assert(is_group_v<G>, "the first argument is a group: Thread, Warp or Block");
   check_shapes(ctx, dst, src, what);
   check_in_heap(ctx, dst.data, dst.extent_bytes(), what, "destination tile");
@@ -136,8 +136,8 @@ TESSERA_DEVICE void put_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T>
 }
 
 template <class G, class T>
-TESSERA_DEVICE void get_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
-                             const char* what, bool wait = true) {
+TESSERA_KERNEL_CODE void get_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
+                                  const char* what, bool wait = true) {
   static_assert(is_group_v<G>, "the first argument is a group: Thread, Warp or Block");
   check_shapes(ctx, dst, src, what);
   check_in_heap(ctx, src.data, src.extent_bytes(), what, "source tile");
@@ -152,15 +152,15 @@ TESSERA_DEVICE void get_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T>
 }  // namespace detail
 
 template <class G, class T>
-TESSERA_DEVICE void put(G g, const Context& ctx, Tile<T> dst, detail::identity_t<Tile<const T>> src,
-                        int pe) {
+TESSERA_KERNEL_CODE void put(G g, const Context& ctx, Tile<T> dst,
+                             detail::identity_t<Tile<const T>> src, int pe) {
   detail::put_impl(g, ctx, dst, src, pe, "put");
   g.sync();
 }
 
 template <class G, class T>
-TESSERA_DEVICE void get(G g, const Context& ctx, Tile<T> dst, detail::identity_t<Tile<const T>> src,
-                        int pe) {
+TESSERA_KERNEL_CODE void get(G g, const Context& ctx, Tile<T> dst,
+                             detail::identity_t<Tile<const T>> src, int pe) {
   detail::get_impl(g, ctx, dst, src, pe, "get");
   g.sync();
 }
@@ -169,44 +169,44 @@ TESSERA_DEVICE void get(G g, const Context& ctx, Tile<T> dst, detail::identity_t
 // returns; quiet and fence then only order. Proxy peers: nbi calls return once the descriptors
 // are in the ring; fence queues a fence descriptor, quiet waits for every ticket.
 template <class G, class T>
-TESSERA_DEVICE void put_nbi(G g, const Context& ctx, Tile<T> dst,
-                            detail::identity_t<Tile<const T>> src, int pe) {
+TESSERA_KERNEL_CODE void put_nbi(G g, const Context& ctx, Tile<T> dst,
+                                 detail::identity_t<Tile<const T>> src, int pe) {
   detail::put_impl(g, ctx, dst, src, pe, "put_nbi", false);
 }
 
 template <class G, class T>
-TESSERA_DEVICE void get_nbi(G g, const Context& ctx, Tile<T> dst,
-                            detail::identity_t<Tile<const T>> src, int pe) {
+TESSERA_KERNEL_CODE void get_nbi(G g, const Context& ctx, Tile<T> dst,
+                                 detail::identity_t<Tile<const T>> src, int pe) {
   detail::get_impl(g, ctx, dst, src, pe, "get_nbi", false);
 }
 
 namespace detail {
-TESSERA_DEVICE inline void proxy_fence(const Context& ctx) {
+TESSERA_KERNEL_CODE inline void proxy_fence(const Context& ctx) {
   if (ctx.proxy == nullptr) return;
   proxy_push(ctx, encode_proxy_fence(ctx.my_pe), "fence");
 }
 }  // namespace detail
 
-TESSERA_DEVICE inline void fence(const Context& ctx) {
+TESSERA_KERNEL_CODE inline void fence(const Context& ctx) {
   platform::fence(Sem::release, Scope::system);
   detail::proxy_fence(ctx);
 }
 
 template <class G>
-TESSERA_DEVICE void fence(G g, const Context& ctx) {
+TESSERA_KERNEL_CODE void fence(G g, const Context& ctx) {
   g.sync();
   platform::fence(Sem::release, Scope::system);
   if (g.rank() == 0) detail::proxy_fence(ctx);
   g.sync();
 }
 
-TESSERA_DEVICE inline void quiet(const Context& ctx) {
+TESSERA_KERNEL_CODE inline void quiet(const Context& ctx) {
   detail::proxy_quiet(ctx, "quiet");
   platform::fence(Sem::acq_rel, Scope::system);
 }
 
 template <class G>
-TESSERA_DEVICE void quiet(G g, const Context& ctx) {
+TESSERA_KERNEL_CODE void quiet(G g, const Context& ctx) {
   g.sync();
   quiet(ctx);
 }

@@ -66,9 +66,9 @@ namespace detail {
 
 // put_signal through the network proxy. With `wait`, returns once `src` is reusable.
 template <class G, class T>
-TESSERA_DEVICE void proxy_put_signal(G g, const Context& ctx, Tile<T> dst, Tile<const T> src,
-                                     std::uint64_t* sig, std::uint64_t value, SignalOp op, int pe,
-                                     bool wait) {
+TESSERA_KERNEL_CODE void proxy_put_signal(G g, const Context& ctx, Tile<T> dst, Tile<const T> src,
+                                          std::uint64_t* sig, std::uint64_t value, SignalOp op,
+                                          int pe, bool wait) {
   check_shapes(ctx, dst, src, "put_signal");
   check_in_heap(ctx, dst.data, dst.extent_bytes(), "put_signal", "destination tile");
   if (dst.is_contiguous() && src.is_contiguous() && !dst.empty()) {
@@ -92,9 +92,9 @@ TESSERA_DEVICE void proxy_put_signal(G g, const Context& ctx, Tile<T> dst, Tile<
 }  // namespace detail
 
 template <class G, class T>
-TESSERA_DEVICE void put_signal(G g, const Context& ctx, Tile<T> dst,
-                               detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
-                               std::uint64_t value, SignalOp op, int pe) {
+TESSERA_KERNEL_CODE void put_signal(G g, const Context& ctx, Tile<T> dst,
+                                    detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
+                                    std::uint64_t value, SignalOp op, int pe) {
   detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "put_signal", "signal");
   if (detail::use_proxy(ctx, pe, "put_signal")) {
     detail::proxy_put_signal(g, ctx, dst, src, sig, value, op, pe, true);
@@ -104,9 +104,9 @@ TESSERA_DEVICE void put_signal(G g, const Context& ctx, Tile<T> dst,
 }
 
 template <class G, class T>
-TESSERA_DEVICE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
-                                   detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
-                                   std::uint64_t value, SignalOp op, int pe) {
+TESSERA_KERNEL_CODE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
+                                        detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
+                                        std::uint64_t value, SignalOp op, int pe) {
   detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "put_signal", "signal");
   if (detail::use_proxy(ctx, pe, "put_signal")) {
     detail::proxy_put_signal(g, ctx, dst, src, sig, value, op, pe, false);
@@ -118,8 +118,8 @@ TESSERA_DEVICE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
   if (g.rank() == 0) signal(ctx, sig, value, op, pe, Sem::release, Scope::system);
 }
 
-TESSERA_DEVICE inline void signal(const Context& ctx, std::uint64_t* sig, std::uint64_t value,
-                                  SignalOp op, int pe, Sem sem, Scope scope) {
+TESSERA_KERNEL_CODE inline void signal(const Context& ctx, std::uint64_t* sig, std::uint64_t value,
+                                       SignalOp op, int pe, Sem sem, Scope scope) {
   detail::check_scope(ctx, scope, pe, "signal");
   detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "signal", "signal");
   if (detail::use_proxy(ctx, pe, "signal")) {
@@ -138,16 +138,16 @@ TESSERA_DEVICE inline void signal(const Context& ctx, std::uint64_t* sig, std::u
 }
 
 template <class G>
-TESSERA_DEVICE void wait_until(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
-                               std::uint64_t value, Sem sem) {
+TESSERA_KERNEL_CODE void wait_until(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
+                                    std::uint64_t value, Sem sem) {
   detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "wait_until", "signal");
   if (g.rank() == 0) detail::spin_until(ctx, sig, cmp, value, sem, "wait_until");
   g.sync();
 }
 
-TESSERA_DEVICE inline std::size_t wait_until_any(const Context& ctx, const std::uint64_t* sigs,
-                                                 std::size_t n, Cmp cmp, std::uint64_t value,
-                                                 Sem sem) {
+TESSERA_KERNEL_CODE inline std::size_t wait_until_any(const Context& ctx, const std::uint64_t* sigs,
+                                                      std::size_t n, Cmp cmp, std::uint64_t value,
+                                                      Sem sem) {
   detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "wait_until_any", "signals");
   if (n == 0) {
     detail::Message m;
@@ -176,15 +176,15 @@ TESSERA_DEVICE inline std::size_t wait_until_any(const Context& ctx, const std::
 }
 
 template <class G>
-TESSERA_DEVICE void wait_until_all(G g, const Context& ctx, const std::uint64_t* sigs,
-                                   std::size_t n, Cmp cmp, std::uint64_t value, Sem sem) {
+TESSERA_KERNEL_CODE void wait_until_all(G g, const Context& ctx, const std::uint64_t* sigs,
+                                        std::size_t n, Cmp cmp, std::uint64_t value, Sem sem) {
   detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "wait_until_all", "signals");
   for (auto i = static_cast<std::size_t>(g.rank()); i < n; i += static_cast<std::size_t>(g.size()))
     detail::spin_until(ctx, &sigs[i], cmp, value, sem, "wait_until_all");
   g.sync();
 }
 
-TESSERA_DEVICE inline std::uint64_t signal_fetch(const std::uint64_t* sig, Sem sem) {
+TESSERA_KERNEL_CODE inline std::uint64_t signal_fetch(const std::uint64_t* sig, Sem sem) {
   return platform::atomic_load(sig, sem, Scope::system);
 }
 
@@ -193,9 +193,9 @@ namespace detail {
 // wait_until for an operation that knows which PE updates `sig` (a ring neighbour, the owner of
 // a chunk): a timeout names `writer` as well. `what` names the operation.
 template <class G>
-TESSERA_DEVICE void wait_from(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
-                              std::uint64_t value, int writer, const char* what,
-                              Sem sem = Sem::acquire) {
+TESSERA_KERNEL_CODE void wait_from(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
+                                   std::uint64_t value, int writer, const char* what,
+                                   Sem sem = Sem::acquire) {
   check_in_heap(ctx, sig, sizeof(std::uint64_t), what, "signal");
   if (g.rank() == 0) spin_until(ctx, sig, cmp, value, sem, what, writer);
   g.sync();
@@ -203,9 +203,9 @@ TESSERA_DEVICE void wait_from(G g, const Context& ctx, const std::uint64_t* sig,
 
 // wait_until_all where sigs[i] is written by PE i (one slot per PE).
 template <class G>
-TESSERA_DEVICE void wait_all_from_owners(G g, const Context& ctx, const std::uint64_t* sigs,
-                                         std::size_t n, Cmp cmp, std::uint64_t value,
-                                         const char* what, Sem sem = Sem::acquire) {
+TESSERA_KERNEL_CODE void wait_all_from_owners(G g, const Context& ctx, const std::uint64_t* sigs,
+                                              std::size_t n, Cmp cmp, std::uint64_t value,
+                                              const char* what, Sem sem = Sem::acquire) {
   check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), what, "signals");
   for (auto i = static_cast<std::size_t>(g.rank()); i < n; i += static_cast<std::size_t>(g.size()))
     spin_until(ctx, &sigs[i], cmp, value, sem, what, static_cast<int>(i));

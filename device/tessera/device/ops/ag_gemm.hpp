@@ -79,22 +79,22 @@ struct AgGemmArgs {
 // my_pe + 1), one flag per chunk; pull: signals ready = epoch to every PE, then waits until every
 // PE has finished reading this PE's shard. Returns once its puts are complete.
 template <class G, class TA, class TB>
-TESSERA_DEVICE void ag_gemm_communicate(G g, const Context& ctx, const AgGemmArgs<TA, TB>& args,
-                                        int rank, int count);
+TESSERA_KERNEL_CODE void ag_gemm_communicate(G g, const Context& ctx,
+                                             const AgGemmArgs<TA, TB>& args, int rank, int count);
 
 // The compute role (group `rank` of args.compute_blocks compute groups of this PE): computes its
 // share of C's tiles, each once every row of A it needs is there (push: its chunk flags; pull:
 // the owner's ready flag), calls epi(g, c_tile, row0, col0) on each finished tile, then (pull)
 // joins the reuse handshake. C is complete on this PE once every compute group has returned.
 template <class G, class TA, class TB, class Epilogue = NoEpilogue>
-TESSERA_DEVICE void ag_gemm_compute(G g, const Context& ctx, const AgGemmArgs<TA, TB>& args,
-                                    int rank, Epilogue epi = {});
+TESSERA_KERNEL_CODE void ag_gemm_compute(G g, const Context& ctx, const AgGemmArgs<TA, TB>& args,
+                                         int rank, Epilogue epi = {});
 
 // Both roles in one call, for a grid of `comm_blocks + args.compute_blocks` blocks: blocks
 // [0, comm_blocks) communicate, the others compute.
 template <class TA, class TB, class Epilogue = NoEpilogue>
-TESSERA_DEVICE void ag_gemm(Block blk, const Context& ctx, const AgGemmArgs<TA, TB>& args,
-                            int comm_blocks, Epilogue epi = {});
+TESSERA_KERNEL_CODE void ag_gemm(Block blk, const Context& ctx, const AgGemmArgs<TA, TB>& args,
+                                 int comm_blocks, Epilogue epi = {});
 
 }  // namespace tessera::device::ops
 

@@ -54,9 +54,9 @@ static_assert(std::is_trivially_copyable_v<AllGatherSignals>, "passed to kernels
 // one hop; each PE writes (P - 1) * bytes. `recv` is symmetric (P * bytes); `send` is local and
 // may be recv + my_pe * bytes (in place). Bounded by ctx.timeout_ns like every wait.
 template <class G>
-TESSERA_DEVICE void all_gather_oneshot(G g, const Context& ctx, void* recv, const void* send,
-                                       std::size_t bytes, AllGatherSignals sigs,
-                                       std::uint64_t call);
+TESSERA_KERNEL_CODE void all_gather_oneshot(G g, const Context& ctx, void* recv, const void* send,
+                                            std::size_t bytes, AllGatherSignals sigs,
+                                            std::uint64_t call);
 
 // One-shot through a staging area, for small contributions: the group puts `send` into slot
 // my_pe of half (call % 2) of every peer's symmetric `staging` (2 * P * bytes) with a
@@ -65,9 +65,9 @@ TESSERA_DEVICE void all_gather_oneshot(G g, const Context& ctx, void* recv, cons
 // that finished call n - 1 knows every peer entered n - 1, so finished copying out call n - 2,
 // the last user of this half. Latency: one hop plus a local copy of (P - 1) * bytes.
 template <class G>
-TESSERA_DEVICE void all_gather_staged(G g, const Context& ctx, void* recv, const void* send,
-                                      std::size_t bytes, void* staging, AllGatherSignals sigs,
-                                      std::uint64_t call);
+TESSERA_KERNEL_CODE void all_gather_staged(G g, const Context& ctx, void* recv, const void* send,
+                                           std::size_t bytes, void* staging, AllGatherSignals sigs,
+                                           std::uint64_t call);
 
 // Ring: slots travel around the ring, each PE forwarding to its right neighbour what it received
 // from its left, in chunks of `chunk_bytes` (0: one chunk per slot), so P - 1 transfers overlap
@@ -75,9 +75,9 @@ TESSERA_DEVICE void all_gather_staged(G g, const Context& ctx, void* recv, const
 // ring[slot] = (call - 1) * chunks + c + 1. Latency: P - 1 hops; each PE writes (P - 1) * bytes.
 // Same buffers and guarantees as all_gather_oneshot.
 template <class G>
-TESSERA_DEVICE void all_gather_ring(G g, const Context& ctx, void* recv, const void* send,
-                                    std::size_t bytes, std::size_t chunk_bytes,
-                                    AllGatherSignals sigs, std::uint64_t call);
+TESSERA_KERNEL_CODE void all_gather_ring(G g, const Context& ctx, void* recv, const void* send,
+                                         std::size_t bytes, std::size_t chunk_bytes,
+                                         AllGatherSignals sigs, std::uint64_t call);
 
 }  // namespace tessera::device::ops
 

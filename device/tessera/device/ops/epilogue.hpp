@@ -14,7 +14,7 @@ namespace tessera::device::ops {
 // with the tile's position in the op's C; it may rewrite the tile in place (bias, activation).
 struct NoEpilogue {
   template <class G>
-  TESSERA_DEVICE void operator()(G, Tile<float>, std::size_t, std::size_t) const {}
+  TESSERA_KERNEL_CODE void operator()(G, Tile<float>, std::size_t, std::size_t) const {}
 };
 
 }  // namespace tessera::device::ops

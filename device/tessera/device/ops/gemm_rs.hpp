@@ -58,8 +58,8 @@ struct GemmRsArgs {
 // epi(g, c_tile, row0, col0) on each finished one (row0 within this PE's shard). C is complete on
 // this PE once every group has returned.
 template <class G, class TA, class TB, class Epilogue = NoEpilogue>
-TESSERA_DEVICE void gemm_rs(G g, const Context& ctx, const GemmRsArgs<TA, TB>& args, int rank,
-                            Epilogue epi = {});
+TESSERA_KERNEL_CODE void gemm_rs(G g, const Context& ctx, const GemmRsArgs<TA, TB>& args, int rank,
+                                 Epilogue epi = {});
 
 }  // namespace tessera::device::ops
 

@@ -28,8 +28,8 @@ using device::to_float;
 // (sm_80+), G = Block of at least 8 warps, TA = TB = bf16 or half: tensor cores, 64 x 64 block
 // tiles staged through 27 KiB of shared memory. Elsewhere on GPUs: the portable loop.
 template <class G, class TA, class TB>
-TESSERA_DEVICE void gemm_tile(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
-                              bool accumulate);
+TESSERA_KERNEL_CODE void gemm_tile(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
+                                   bool accumulate);
 
 }  // namespace tessera::device::ops
 

@@ -129,44 +129,44 @@ TESSERA_HOST_DEVICE inline const std::uint64_t* moe_record(const MoeLayout& l,
 // count_sig[me] = epoch. Every block then waits for all P records and checks the capacities;
 // returns false in every block when the call must fail (block 0 has then reported the failure).
 template <class Idx, class T>
-TESSERA_DEVICE bool moe_exchange_counts(Block blk, const Context& ctx, const MoeLayout& l,
-                                        const MoeWorkspace<T>& ws, std::size_t tokens,
-                                        const Idx* topk_idx, std::uint64_t epoch);
+TESSERA_KERNEL_CODE bool moe_exchange_counts(Block blk, const Context& ctx, const MoeLayout& l,
+                                             const MoeWorkspace<T>& ws, std::size_t tokens,
+                                             const Idx* topk_idx, std::uint64_t epoch);
 
 // Step 3: each block puts its share of the tokens into their destination PEs' staging buffers
 // (once per PE) with their metadata, and records send_pos; the last block to finish signals
 // data_sig[me] = epoch on every PE (release). `blocks_target` is the total of grid sizes of all
 // dispatch calls so far, this one included (blocks_done[0] counts finished blocks).
 template <class Idx, class T>
-TESSERA_DEVICE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
-                                    const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
-                                    const Idx* topk_idx, const float* topk_weight,
-                                    std::uint64_t epoch, std::uint64_t blocks_target);
+TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
+                                         const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                         const Idx* topk_idx, const float* topk_weight,
+                                         std::uint64_t epoch, std::uint64_t blocks_target);
 
 // Step 4 for sender s: waits until s's tokens of `epoch` are staged here, then copies each into
 // its local experts' segments and fills the per-row metadata. Any block may take any sender;
 // moe_dispatch gives sender s to block s % grid_size, so a user kernel can start on an expert's
 // rows as soon as its senders are expanded.
 template <class T>
-TESSERA_DEVICE void moe_expand_from(Block blk, const Context& ctx, const MoeLayout& l,
-                                    const MoeWorkspace<T>& ws, std::uint64_t epoch, int s);
+TESSERA_KERNEL_CODE void moe_expand_from(Block blk, const Context& ctx, const MoeLayout& l,
+                                         const MoeWorkspace<T>& ws, std::uint64_t epoch, int s);
 
 // Steps 1-4 in one kernel (the decode path runs it as a single block: layout, send and count
 // signalling in one launch, two signal hops of latency).
 template <class Idx, class T>
-TESSERA_DEVICE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout& l,
-                                 const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
-                                 const Idx* topk_idx, const float* topk_weight, std::uint64_t epoch,
-                                 std::uint64_t blocks_target);
+TESSERA_KERNEL_CODE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout& l,
+                                      const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                      const Idx* topk_idx, const float* topk_weight,
+                                      std::uint64_t epoch, std::uint64_t blocks_target);
 
 // Combine call `call` of the dispatch of `epoch`: y[t] = sum_k w[t,k] * expert_out[row(t,k)],
 // fp32 accumulation, `tokens` the count that dispatch sent. expert_out is laid out as expert_x.
 // `blocks_target` as for moe_send_tokens (blocks_done[1]).
 template <class T>
-TESSERA_DEVICE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
-                                const MoeWorkspace<T>& ws, const T* expert_out, T* y,
-                                std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
-                                std::uint64_t blocks_target);
+TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
+                                     const MoeWorkspace<T>& ws, const T* expert_out, T* y,
+                                     std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
+                                     std::uint64_t blocks_target);
 
 }  // namespace tessera::device::ops
 

@@ -6,7 +6,7 @@
 // - TESSERA_HOST_DEVICE: code for host and device alike. The vocabulary types and their members
 //   (Tile, the groups, Context's accessors, Message) and pure helpers, which the runtime's host
 //   code calls as freely as kernels do.
-// - TESSERA_DEVICE: kernel-side code. The device API (put, signal, wait_until, ...), the ops'
+// - TESSERA_KERNEL_CODE: kernel-side code. The device API (put, signal, wait_until, ...), the ops'
 //   building blocks and kernel bodies: it runs inside a kernel launch, on a GPU's threads or, on
 //   the host backend, on the CPU worker threads that run the same kernel text; it takes a group
 //   and a Context and is not meant to be called from host code outside a launch. It is __host__
@@ -21,7 +21,7 @@
 
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define TESSERA_HOST_DEVICE __host__ __device__
-#define TESSERA_DEVICE __host__ __device__
+#define TESSERA_KERNEL_CODE __host__ __device__
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define TESSERA_DEVICE_COMPILE 1
 #else
@@ -29,7 +29,7 @@
 #endif
 #else
 #define TESSERA_HOST_DEVICE
-#define TESSERA_DEVICE
+#define TESSERA_KERNEL_CODE
 #define TESSERA_DEVICE_COMPILE 0
 #endif
 

@@ -71,20 +71,21 @@ inline constexpr bool kHasTensorCoreMma = false;
 enum class MmaInput { f16, bf16 };
 struct MmaAccumulator {};
 
-TESSERA_DEVICE inline void mma_zero(MmaAccumulator&) {}
+TESSERA_KERNEL_CODE inline void mma_zero(MmaAccumulator&) {}
 
 template <MmaInput kIn>
-TESSERA_NORETURN TESSERA_DEVICE inline void mma_16x16x16(MmaAccumulator&, const void*, unsigned,
-                                                         const void*, unsigned) {
+TESSERA_NORETURN TESSERA_KERNEL_CODE inline void mma_16x16x16(MmaAccumulator&, const void*,
+                                                              unsigned, const void*, unsigned) {
   report_failure(FailureCode::invalid_argument, "tensor-core MMA called where there is none");
 }
 
-TESSERA_NORETURN TESSERA_DEVICE inline void mma_store(float*, unsigned, const MmaAccumulator&) {
+TESSERA_NORETURN TESSERA_KERNEL_CODE inline void mma_store(float*, unsigned,
+                                                           const MmaAccumulator&) {
   report_failure(FailureCode::invalid_argument, "tensor-core MMA called where there is none");
 }
 
 template <class T>
-TESSERA_NORETURN TESSERA_DEVICE inline T* block_shared() {
+TESSERA_NORETURN TESSERA_KERNEL_CODE inline T* block_shared() {
   report_failure(FailureCode::invalid_argument, "block_shared called where there is none");
 }
 

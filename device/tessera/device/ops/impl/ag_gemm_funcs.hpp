@@ -13,8 +13,8 @@
 namespace tessera::device::ops {
 
 template <class G, class TA, class TB>
-TESSERA_DEVICE void ag_gemm_communicate(G g, const Context& ctx, const AgGemmArgs<TA, TB>& args,
-                                        int rank, int count) {
+TESSERA_KERNEL_CODE void ag_gemm_communicate(G g, const Context& ctx,
+                                             const AgGemmArgs<TA, TB>& args, int rank, int count) {
   const int n = ctx.n_pes, me = ctx.my_pe;
   const std::uint64_t e = args.epoch;
   if (args.algo == AgGemmAlgo::pull) {
@@ -62,8 +62,8 @@ TESSERA_DEVICE void ag_gemm_communicate(G g, const Context& ctx, const AgGemmArg
 }
 
 template <class G, class TA, class TB, class Epilogue>
-TESSERA_DEVICE void ag_gemm_compute(G g, const Context& ctx, const AgGemmArgs<TA, TB>& args,
-                                    int rank, Epilogue epi) {
+TESSERA_KERNEL_CODE void ag_gemm_compute(G g, const Context& ctx, const AgGemmArgs<TA, TB>& args,
+                                         int rank, Epilogue epi) {
   const int me = ctx.my_pe;
   const std::uint64_t e = args.epoch;
   const std::size_t m_local = args.m_local(), k = args.a_shard.cols;
@@ -113,8 +113,8 @@ TESSERA_DEVICE void ag_gemm_compute(G g, const Context& ctx, const AgGemmArgs<TA
 }
 
 template <class TA, class TB, class Epilogue>
-TESSERA_DEVICE void ag_gemm(Block blk, const Context& ctx, const AgGemmArgs<TA, TB>& args,
-                            int comm_blocks, Epilogue epi) {
+TESSERA_KERNEL_CODE void ag_gemm(Block blk, const Context& ctx, const AgGemmArgs<TA, TB>& args,
+                                 int comm_blocks, Epilogue epi) {
   if (blk.block_id() < comm_blocks) {
     ag_gemm_communicate(blk, ctx, args, blk.block_id(), comm_blocks);
   } else {

@@ -22,8 +22,8 @@ TESSERA_HOST_DEVICE inline Tile<const std::uint8_t> byte_tile(const void* p, std
 
 // Copies this PE's own contribution into its slot (skipped when the caller gathers in place).
 template <class G>
-TESSERA_DEVICE void copy_own_slot(G g, const Context& ctx, std::uint8_t* slot, const void* send,
-                                  std::size_t bytes) {
+TESSERA_KERNEL_CODE void copy_own_slot(G g, const Context& ctx, std::uint8_t* slot,
+                                       const void* send, std::size_t bytes) {
   if (static_cast<const void*>(slot) != send) {
     put(g, ctx, byte_tile(static_cast<void*>(slot), bytes), byte_tile(send, bytes), ctx.my_pe);
   }
@@ -32,9 +32,9 @@ TESSERA_DEVICE void copy_own_slot(G g, const Context& ctx, std::uint8_t* slot, c
 }  // namespace detail
 
 template <class G>
-TESSERA_DEVICE void all_gather_oneshot(G g, const Context& ctx, void* recv, const void* send,
-                                       std::size_t bytes, AllGatherSignals sigs,
-                                       std::uint64_t call) {
+TESSERA_KERNEL_CODE void all_gather_oneshot(G g, const Context& ctx, void* recv, const void* send,
+                                            std::size_t bytes, AllGatherSignals sigs,
+                                            std::uint64_t call) {
   const int me = ctx.my_pe, n = ctx.n_pes;
   auto* out = static_cast<std::uint8_t*>(recv);
   const auto me_z = static_cast<std::size_t>(me);
@@ -87,9 +87,9 @@ TESSERA_DEVICE void all_gather_oneshot(G g, const Context& ctx, void* recv, cons
 }
 
 template <class G>
-TESSERA_DEVICE void all_gather_staged(G g, const Context& ctx, void* recv, const void* send,
-                                      std::size_t bytes, void* staging, AllGatherSignals sigs,
-                                      std::uint64_t call) {
+TESSERA_KERNEL_CODE void all_gather_staged(G g, const Context& ctx, void* recv, const void* send,
+                                           std::size_t bytes, void* staging, AllGatherSignals sigs,
+                                           std::uint64_t call) {
   const int me = ctx.my_pe, n = ctx.n_pes;
   const auto n_z = static_cast<std::size_t>(n);
   auto* out = static_cast<std::uint8_t*>(recv);
@@ -111,9 +111,9 @@ TESSERA_DEVICE void all_gather_staged(G g, const Context& ctx, void* recv, const
 }
 
 template <class G>
-TESSERA_DEVICE void all_gather_ring(G g, const Context& ctx, void* recv, const void* send,
-                                    std::size_t bytes, std::size_t chunk_bytes,
-                                    AllGatherSignals sigs, std::uint64_t call) {
+TESSERA_KERNEL_CODE void all_gather_ring(G g, const Context& ctx, void* recv, const void* send,
+                                         std::size_t bytes, std::size_t chunk_bytes,
+                                         AllGatherSignals sigs, std::uint64_t call) {
   const int me = ctx.my_pe, n = ctx.n_pes;
   const int right = (me + 1) % n, left = (me + n - 1) % n;
   auto* out = static_cast<std::uint8_t*>(recv);

@@ -16,7 +16,7 @@ namespace tessera::device::ops {
 namespace detail {
 
 // Test hook: spins (yielding) for `us` microseconds. 0 returns at once.
-TESSERA_DEVICE inline void delay_us(std::uint32_t us) {
+TESSERA_KERNEL_CODE inline void delay_us(std::uint32_t us) {
   if (us == 0) return;
   const std::uint64_t end = platform::clock_ns() + std::uint64_t{us} * 1000;
   for (std::uint32_t spins = 0; platform::clock_ns() < end; ++spins) platform::spin_pause(spins);
@@ -27,8 +27,8 @@ TESSERA_DEVICE inline void delay_us(std::uint32_t us) {
 // the n-th call ends at n * readers) sets consumed[my_pe] = epoch on every PE with release, so a
 // PE that acquires it knows no group of this PE reads call `epoch`'s buffers any more.
 template <class G>
-TESSERA_DEVICE void finish_reading(G g, const Context& ctx, std::uint64_t* readers_done,
-                                   std::uint64_t* consumed, int readers, std::uint64_t epoch) {
+TESSERA_KERNEL_CODE void finish_reading(G g, const Context& ctx, std::uint64_t* readers_done,
+                                        std::uint64_t* consumed, int readers, std::uint64_t epoch) {
   g.sync();
   if (g.rank() != 0) return;
   const std::uint64_t before =

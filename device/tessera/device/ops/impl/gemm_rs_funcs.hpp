@@ -13,8 +13,8 @@
 namespace tessera::device::ops {
 
 template <class G, class TA, class TB, class Epilogue>
-TESSERA_DEVICE void gemm_rs(G g, const Context& ctx, const GemmRsArgs<TA, TB>& args, int rank,
-                            Epilogue epi) {
+TESSERA_KERNEL_CODE void gemm_rs(G g, const Context& ctx, const GemmRsArgs<TA, TB>& args, int rank,
+                                 Epilogue epi) {
   const int n_pes = ctx.n_pes, me = ctx.my_pe;
   const std::uint64_t e = args.epoch;
   const std::size_t m_local = args.m_local(), n = args.c.cols, k = args.a.cols;

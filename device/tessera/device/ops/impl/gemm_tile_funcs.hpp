@@ -15,8 +15,8 @@ namespace detail {
 // The portable loop: rows of C shared out over the group; within a row, an i-k-j loop streams
 // B's rows.
 template <class G, class TA, class TB>
-TESSERA_DEVICE void gemm_tile_rows(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
-                                   bool accumulate) {
+TESSERA_KERNEL_CODE void gemm_tile_rows(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
+                                        bool accumulate) {
   const std::size_t m = c.rows, n = c.cols, k = a.cols;
   for (std::size_t i = static_cast<std::size_t>(g.rank()); i < m;
        i += static_cast<std::size_t>(g.size())) {
@@ -221,8 +221,8 @@ template <class T>
 inline constexpr bool is_mma_input_v = std::is_same_v<T, bf16> || std::is_same_v<T, half>;
 
 template <class G, class T>
-TESSERA_DEVICE void gemm_tile_mma(G g, Tile<float> c, Tile<const T> a, Tile<const T> b,
-                                  bool accumulate) {
+TESSERA_KERNEL_CODE void gemm_tile_mma(G g, Tile<float> c, Tile<const T> a, Tile<const T> b,
+                                       bool accumulate) {
   constexpr platform::MmaInput kIn =
       std::is_same_v<T, bf16> ? platform::MmaInput::bf16 : platform::MmaInput::f16;
   MmaStage<T>& st = *platform::block_shared<MmaStage<T>>();
@@ -279,8 +279,8 @@ TESSERA_DEVICE void gemm_tile_mma(G g, Tile<float> c, Tile<const T> a, Tile<cons
 }  // namespace detail
 
 template <class G, class TA, class TB>
-TESSERA_DEVICE void gemm_tile(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
-                              bool accumulate) {
+TESSERA_KERNEL_CODE void gemm_tile(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
+                                   bool accumulate) {
   if (c.rows == 0 || c.cols == 0) {
     g.sync();
     return;

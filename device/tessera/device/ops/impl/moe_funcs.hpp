@@ -81,8 +81,8 @@ TESSERA_HOST_DEVICE int moe_slot_pe(const MoeLayout& l, const Idx* idx, int j) {
 
 // Adds 1 to the local counter and returns true in the block that completes `target`.
 template <class G>
-TESSERA_DEVICE bool moe_last_block(G g, const Context& ctx, std::uint64_t* counter,
-                                   std::uint64_t target) {
+TESSERA_KERNEL_CODE bool moe_last_block(G g, const Context& ctx, std::uint64_t* counter,
+                                        std::uint64_t target) {
   g.sync();
   bool last = false;
   if (g.rank() == 0) {
@@ -215,9 +215,9 @@ TESSERA_HOST_DEVICE void moe_build_record(const MoeLayout& l, std::uint64_t* rec
 }  // namespace detail
 
 template <class Idx, class T>
-TESSERA_DEVICE bool moe_exchange_counts(Block blk, const Context& ctx, const MoeLayout& l,
-                                        const MoeWorkspace<T>& ws, std::size_t tokens,
-                                        const Idx* topk_idx, std::uint64_t epoch) {
+TESSERA_KERNEL_CODE bool moe_exchange_counts(Block blk, const Context& ctx, const MoeLayout& l,
+                                             const MoeWorkspace<T>& ws, std::size_t tokens,
+                                             const Idx* topk_idx, std::uint64_t epoch) {
   const int me = ctx.my_pe, n = l.n_pes;
   const std::size_t words = l.record_words();
   std::uint64_t* mine = const_cast<std::uint64_t*>(moe_record(l, ws.records, epoch, me));
@@ -244,10 +244,10 @@ TESSERA_DEVICE bool moe_exchange_counts(Block blk, const Context& ctx, const Moe
 }
 
 template <class Idx, class T>
-TESSERA_DEVICE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
-                                    const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
-                                    const Idx* topk_idx, const float* topk_weight,
-                                    std::uint64_t epoch, std::uint64_t blocks_target) {
+TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
+                                         const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                         const Idx* topk_idx, const float* topk_weight,
+                                         std::uint64_t epoch, std::uint64_t blocks_target) {
   const int me = ctx.my_pe, n = l.n_pes;
   const auto b = static_cast<std::size_t>(blk.block_id());
   const auto grid = static_cast<std::size_t>(blk.grid_size());
@@ -306,8 +306,8 @@ TESSERA_DEVICE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayo
 }
 
 template <class T>
-TESSERA_DEVICE void moe_expand_from(Block blk, const Context& ctx, const MoeLayout& l,
-                                    const MoeWorkspace<T>& ws, std::uint64_t epoch, int s) {
+TESSERA_KERNEL_CODE void moe_expand_from(Block blk, const Context& ctx, const MoeLayout& l,
+                                         const MoeWorkspace<T>& ws, std::uint64_t epoch, int s) {
   const int me = ctx.my_pe;
   const auto k = static_cast<std::size_t>(l.topk);
   const std::size_t h = l.hidden, mw = l.meta_words();
@@ -355,10 +355,10 @@ TESSERA_DEVICE void moe_expand_from(Block blk, const Context& ctx, const MoeLayo
 }
 
 template <class Idx, class T>
-TESSERA_DEVICE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout& l,
-                                 const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
-                                 const Idx* topk_idx, const float* topk_weight, std::uint64_t epoch,
-                                 std::uint64_t blocks_target) {
+TESSERA_KERNEL_CODE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout& l,
+                                      const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                      const Idx* topk_idx, const float* topk_weight,
+                                      std::uint64_t epoch, std::uint64_t blocks_target) {
   if (!moe_exchange_counts(blk, ctx, l, ws, tokens, topk_idx, epoch)) return;
   const int me = ctx.my_pe;
   if (blk.block_id() == 0 && blk.rank() == 0) {
@@ -392,10 +392,10 @@ TESSERA_DEVICE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout&
 }
 
 template <class T>
-TESSERA_DEVICE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
-                                const MoeWorkspace<T>& ws, const T* expert_out, T* y,
-                                std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
-                                std::uint64_t blocks_target) {
+TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
+                                     const MoeWorkspace<T>& ws, const T* expert_out, T* y,
+                                     std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
+                                     std::uint64_t blocks_target) {
   const int me = ctx.my_pe, n = l.n_pes;
   const auto k = static_cast<std::size_t>(l.topk);
   const std::size_t h = l.hidden;
