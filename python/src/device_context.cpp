@@ -43,7 +43,7 @@ nb::object device_context_array(const Runtime& rt) {
                                  static_cast<std::int64_t>(c.timeout_ns),
                                  static_cast<std::int64_t>(c.flags),
                                  addr(c.peer_base),
-                                 addr(c.barrier_words),
+                                 addr(c.control_page),
                                  addr(c.proxy),
                                  addr(c.allocations)};
   return owned_array(std::move(v));

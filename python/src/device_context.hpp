@@ -14,15 +14,15 @@ namespace nb = nanobind;
 // tessera.DEVICE_CONTEXT_FIELDS. Pointers are addresses as this process (and its kernels) see them.
 // Appending keeps indices stable; never reorder.
 inline constexpr const char* kDeviceContextFields[] = {
-    "my_pe",          // this PE
-    "n_pes",          // PEs in the job
-    "heap_size",      // bytes of every PE's heap
-    "timeout_ns",     // bound of every wait; 0 = forever
-    "flags",          // device::ContextFlags (bit 0: checked mode)
-    "peer_base",      // address of the n_pes heap-base table (null entries: not mapped)
-    "barrier_words",  // the control page: barrier counters, abort word (word 16)
-    "proxy",          // this PE's network proxy ring, or 0
-    "allocations",    // the allocator's live-block table, or 0
+    "my_pe",         // this PE
+    "n_pes",         // PEs in the job
+    "heap_size",     // bytes of every PE's heap
+    "timeout_ns",    // bound of every wait; 0 = forever
+    "flags",         // device::ContextFlags (bit 0: checked mode)
+    "peer_base",     // address of the n_pes heap-base table (null entries: not mapped)
+    "control_page",  // the control page: barrier counters, abort word (word 16)
+    "proxy",         // this PE's network proxy ring, or 0
+    "allocations",   // the allocator's live-block table, or 0
 };
 
 nb::object heap_bases(const Runtime& rt);

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "heap/host_segment.hpp"
+#include "heap/memfd.hpp"
 #include "tessera/bootstrap.hpp"
 
 namespace tessera::detail {

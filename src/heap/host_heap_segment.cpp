@@ -5,7 +5,7 @@
 
 #include "heap/fd_exchange.hpp"
 #include "heap/heap_segment.hpp"
-#include "heap/host_segment.hpp"
+#include "heap/memfd.hpp"
 
 namespace tessera::detail {
 namespace {

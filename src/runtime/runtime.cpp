@@ -82,7 +82,7 @@ device::Context Runtime::device_context() const {
   ctx.heap_size = rt.options_.heap_size;
   ctx.timeout_ns = static_cast<std::uint64_t>(rt.options_.timeout.count()) * 1000000ull;
   ctx.flags = rt.options_.checked ? device::kCheckedMode : 0u;
-  ctx.barrier_words = rt.barrier_words_;
+  ctx.control_page = rt.control_page_;
   ctx.proxy = rt.fabric_ ? static_cast<device::ProxyChannel*>(rt.proxy_ring_.device) : nullptr;
   ctx.allocations = rt.heap_->allocation_table();
   return ctx;

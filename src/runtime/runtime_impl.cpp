@@ -7,7 +7,7 @@
 #include <optional>
 #include <sstream>
 
-#include "heap/host_segment.hpp"
+#include "heap/memfd.hpp"
 #include "runtime/backend_selection.hpp"
 #include "runtime/bootstrap_selection.hpp"
 #include "runtime/cuda_backend.hpp"
@@ -71,8 +71,8 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   // barrier below publishes that to peers.
   static_assert(device::Context::kBarrierWordsBytes <= 4096, "peers write one page");
   const bool host_memory = backend_ == Backend::host;
-  barrier_words_ = reinterpret_cast<std::uint64_t*>(base() + control_offset);
-  abort_ = AbortWord(&barrier_words_[device::Context::kAbortWord], segment_.get(), host_memory);
+  control_page_ = reinterpret_cast<std::uint64_t*>(base() + control_offset);
+  abort_ = AbortWord(&control_page_[device::Context::kAbortWord], segment_.get(), host_memory);
   heap_ = std::make_unique<SymmetricHeap>(
       options_.heap_size, reinterpret_cast<std::uint64_t*>(base() + control_offset + 4096),
       *segment_, host_memory);

@@ -93,10 +93,10 @@ class RuntimeImpl {
   // The allocator and its device-readable table (in the control area's pages after the first).
   std::unique_ptr<SymmetricHeap> heap_;
   CollectiveSequence collectives_;
-  // Counters of the device barrier (Context's barrier_words), in the control area that follows
+  // Counters of the device barrier (Context's control_page), in the control area that follows
   // the user heap in this PE's segment.
-  std::uint64_t* barrier_words_ = nullptr;
-  AbortWord abort_;  // in barrier_words_'s page
+  std::uint64_t* control_page_ = nullptr;
+  AbortWord abort_;  // in control_page_'s page
   // Watches this machine's other PE processes (null when there are none).
   std::unique_ptr<PeerWatch> peer_watch_;
   std::atomic<bool> job_done_{false};    // finalize's last barrier passed: peers may exit

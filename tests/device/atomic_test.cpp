@@ -11,7 +11,7 @@
 namespace tessera::device_test {
 namespace {
 
-using testing::run_pes;
+using harness::run_pes;
 
 template <class T>
 class Atomic : public ::testing::Test {};

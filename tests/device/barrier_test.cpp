@@ -6,7 +6,7 @@
 namespace tessera::device_test {
 namespace {
 
-using testing::run_pes;
+using harness::run_pes;
 
 template <class G>
 class DeviceBarrier : public ::testing::Test {};

@@ -20,7 +20,7 @@ namespace tessera::device_test {
 
 namespace td = tessera::device;
 
-using testing::expect_error;
+using harness::expect_error;
 
 // The group of type G inside a host block.
 template <class G>

@@ -9,10 +9,10 @@
 namespace tessera::device_test {
 namespace {
 
+using harness::PeOptions;
+using harness::run_pes;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-using testing::PeOptions;
-using testing::run_pes;
 
 PeOptions checked() {
   PeOptions o;

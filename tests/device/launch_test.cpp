@@ -8,7 +8,7 @@
 namespace tessera::device_test {
 namespace {
 
-using testing::run_pes;
+using harness::run_pes;
 
 // Block b waits for block b + 1's signal before signalling block b - 1: only co-resident
 // blocks finish (the last block starts the chain).

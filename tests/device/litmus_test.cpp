@@ -13,8 +13,8 @@ TEST_P(Litmus, EveryCaseHasZeroViolations) {
   const int n = GetParam();
   // Fewer rounds than across processes: threads share the test's time budget. Under a sanitizer
   // each round's spin handshake costs ~100x more, and a race shows in the first rounds.
-  const std::uint64_t iterations = testing::repetitions<std::uint64_t>(20000, 2000);
-  testing::run_pes(n, [&](Runtime& rt) {
+  const std::uint64_t iterations = harness::repetitions<std::uint64_t>(20000, 2000);
+  harness::run_pes(n, [&](Runtime& rt) {
     for (const auto& c : litmus::kCases) {
       const auto res = c.run(rt, iterations);
       EXPECT_EQ(res.violations, 0u) << c.name << " on PE " << rt.pe() << ": " << res.detail;

@@ -67,7 +67,7 @@ TYPED_TEST(Rma, EveryOpMovesEveryShapeBetweenEveryPairOfPes) {
   using G = typename TypeParam::G;
   using T = typename TypeParam::T;
   constexpr int kPes = 3;
-  testing::run_pes(kPes, [](Runtime& rt) {
+  harness::run_pes(kPes, [](Runtime& rt) {
     const auto ctx = rt.device_context();
     const int me = rt.pe();
     // Symmetric: a slot per peer that writes into me (put) or that I read from (get source).
@@ -155,14 +155,14 @@ TEST(Tile, SubViewAndConstConversionKeepTheLeadingDimension) {
   EXPECT_TRUE(td::Tile<int>(buf.data(), 1, 5, 16).is_contiguous());
 }
 
-testing::PeOptions big_heap() {
-  testing::PeOptions o;
+harness::PeOptions big_heap() {
+  harness::PeOptions o;
   o.heap_size = std::size_t{128} << 20;
   return o;
 }
 
 TEST(Rma, LargeContiguousPutArrivesWhole) {
-  testing::run_pes(
+  harness::run_pes(
       2,
       [](Runtime& rt) {
         constexpr std::size_t kN = std::size_t{4} << 20;  // 32 MiB of uint64: memcpy's large path

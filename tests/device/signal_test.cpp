@@ -7,7 +7,7 @@
 namespace tessera::device_test {
 namespace {
 
-using testing::run_pes;
+using harness::run_pes;
 
 template <class G>
 class Signal : public ::testing::Test {};

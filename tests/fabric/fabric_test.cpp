@@ -23,20 +23,20 @@ namespace {
 namespace td = tessera::device;
 using ::testing::HasSubstr;
 
-testing::PeOptions split(std::vector<std::string> node_ids) {
-  testing::PeOptions o;
+harness::PeOptions split(std::vector<std::string> node_ids) {
+  harness::PeOptions o;
   o.heap_size = std::size_t{16} << 20;
   o.node_ids = std::move(node_ids);
   o.timeout = std::chrono::milliseconds(30000);
   return o;
 }
 
-// Like testing::run_pes, with the network proxy switched on (threads jobs leave it off).
-void run_fabric_pes(int n, const testing::PeOptions& o, const std::function<void(Runtime&)>& fn,
+// Like harness::run_pes, with the network proxy switched on (threads jobs leave it off).
+void run_fabric_pes(int n, const harness::PeOptions& o, const std::function<void(Runtime&)>& fn,
                     bool p2p = true) {
   auto group = make_threads_group(n);
-  testing::run_threads(n, [&](int rank) {
-    Options opts = testing::pe_options(group, rank, o);
+  harness::run_threads(n, [&](int rank) {
+    Options opts = harness::pe_options(group, rank, o);
     opts.fabric = FabricMode::on;
     opts.p2p = p2p;
     Runtime rt = Runtime::init(opts);
@@ -95,8 +95,8 @@ TEST(Transport, P2PZeroSendsEveryOtherPeThroughTheProxy) {
 
 TEST(Transport, ThreadsJobsLeaveTheNetworkOffUnlessAskedFor) {
   auto group = make_threads_group(2);
-  testing::run_threads(2, [&](int rank) {
-    Options opts = testing::pe_options(group, rank, split({"a", "b"}));
+  harness::run_threads(2, [&](int rank) {
+    Options opts = harness::pe_options(group, rank, split({"a", "b"}));
     opts.fabric = FabricMode::automatic;
     Runtime rt = Runtime::init(opts);
     EXPECT_EQ(rt.transport(1 - rt.pe()), Transport::unreachable);
@@ -327,8 +327,8 @@ TEST(HeapRegistration, GpuHeapsAskForHmemWithTheirInterfaceAndDevice) {
 
 TEST(Fabric, AnUnknownProviderFailsInitNamingWhatIsOffered) {
   auto group = make_threads_group(2);
-  testing::run_threads(2, [&](int rank) {
-    Options opts = testing::pe_options(group, rank, split({"a", "b"}));
+  harness::run_threads(2, [&](int rank) {
+    Options opts = harness::pe_options(group, rank, split({"a", "b"}));
     opts.fabric = FabricMode::on;
     opts.fabric_provider = "no-such-provider";
     try {

@@ -6,7 +6,7 @@
 
 #include "tessera/error.hpp"
 
-namespace tessera::testing {
+namespace tessera::harness {
 
 template <class Fn>
 Error expect_error(ErrorCode code, Fn&& fn) {
@@ -20,4 +20,4 @@ Error expect_error(ErrorCode code, Fn&& fn) {
   return Error(ErrorCode::internal, -1, "no error");
 }
 
-}  // namespace tessera::testing
+}  // namespace tessera::harness

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-namespace tessera::testing {
+namespace tessera::harness {
 
 Options pe_options(const std::shared_ptr<ThreadsGroup>& group, int rank, const PeOptions& o) {
   Options opts;
@@ -57,4 +57,4 @@ void run_pes(int n, const std::function<void(Runtime&)>& fn, const PeOptions& op
   });
 }
 
-}  // namespace tessera::testing
+}  // namespace tessera::harness

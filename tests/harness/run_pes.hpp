@@ -9,7 +9,7 @@
 
 #include "tessera/tessera.hpp"
 
-namespace tessera::testing {
+namespace tessera::harness {
 
 struct PeOptions {
   std::size_t heap_size = std::size_t{64} << 20;
@@ -28,4 +28,4 @@ void run_threads(int n, const std::function<void(int rank)>& fn);
 // Rethrows the first exception a PE threw (the other PEs then see PeerLost or finish).
 void run_pes(int n, const std::function<void(Runtime&)>& fn, const PeOptions& options = {});
 
-}  // namespace tessera::testing
+}  // namespace tessera::harness

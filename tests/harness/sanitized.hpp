@@ -5,7 +5,7 @@
 // path but repeats each fewer times. Uninstrumented builds repeat as many times as before.
 #pragma once
 
-namespace tessera::testing {
+namespace tessera::harness {
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr bool kSanitized = true;
@@ -25,4 +25,4 @@ constexpr T repetitions(T normal, T sanitized) {
   return kSanitized ? sanitized : normal;
 }
 
-}  // namespace tessera::testing
+}  // namespace tessera::harness

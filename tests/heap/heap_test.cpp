@@ -14,10 +14,10 @@
 namespace tessera {
 namespace {
 
-using testing::expect_error;
+using harness::expect_error;
+using harness::PeOptions;
+using harness::run_pes;
 using ::testing::HasSubstr;
-using testing::PeOptions;
-using testing::run_pes;
 
 TEST(Heap, SameOffsetsOnEveryPe) {
   constexpr int kPes = 4;
@@ -267,11 +267,11 @@ TEST(Heap, UnevenNodeSplitMapsOnlyTheSameNode) {
 TEST(Heap, HeapSizeMismatchAtInitIsReported) {
   auto group = make_threads_group(2);
   std::atomic<int> errors{0};
-  testing::run_threads(2, [&](int rank) {
+  harness::run_threads(2, [&](int rank) {
     PeOptions o;
     o.heap_size = rank == 0 ? (1 << 20) : (2 << 20);
     try {
-      Runtime rt = Runtime::init(testing::pe_options(group, rank, o));
+      Runtime rt = Runtime::init(harness::pe_options(group, rank, o));
     } catch (const Error& e) {
       EXPECT_THAT(e.what(), HasSubstr("disagree on the heap size"));
       EXPECT_THAT(e.what(), HasSubstr("PE 1 asked for 2097152 bytes"));
@@ -321,10 +321,10 @@ TEST(Runtime, FinalizeTwiceIsHarmlessAndUseAfterFinalizeThrows) {
 TEST(Runtime, APeThatFailsReleasesItsPeersWithPeerLost) {
   auto group = make_threads_group(2);
   std::atomic<bool> saw_peer_lost{false};
-  EXPECT_THROW(testing::run_threads(2,
+  EXPECT_THROW(harness::run_threads(2,
                                     [&](int rank) {
                                       Runtime rt =
-                                          Runtime::init(testing::pe_options(group, rank, {}));
+                                          Runtime::init(harness::pe_options(group, rank, {}));
                                       if (rank == 1) throw std::runtime_error("PE 1 fails");
                                       try {
                                         rt.barrier();

@@ -24,8 +24,8 @@ namespace tessera::ops_test {
 namespace {
 
 namespace td = tessera::device;
+using harness::run_pes;
 using ops::AllGatherAlgo;
-using testing::run_pes;
 
 // The contribution of PE `pe` to call `call` of test `seed`: bytes any PE can recompute.
 std::vector<std::uint8_t> contribution(std::uint64_t seed, int pe, std::uint64_t call,
@@ -91,7 +91,7 @@ TEST_P(AllGather, EveryPeReceivesEveryContributionCallAfterCall) {
   run_pes(c.pes, [&](Runtime& rt) {
     const int n = rt.n_pes(), me = rt.pe();
     auto recv = rt.alloc<std::uint8_t>(static_cast<std::size_t>(n) * c.bytes);
-    const std::uint64_t calls = testing::repetitions<std::uint64_t>(20, 3);
+    const std::uint64_t calls = harness::repetitions<std::uint64_t>(20, 3);
     for (std::uint64_t call = 1; call <= calls; ++call) {
       const auto mine = contribution(seed, me, call, c.bytes);
       // The last PE is late: it computes before sending, or reads its result slowly while the
@@ -140,7 +140,7 @@ TEST(AllGatherBuffers, InPlaceInterleavedBuffersAndAlgorithmSwitchesStayIndepend
     constexpr std::size_t kA = 777, kB = 70001;
     auto a = rt.alloc<std::uint8_t>(static_cast<std::size_t>(n) * kA);
     auto b = rt.alloc<std::uint8_t>(static_cast<std::size_t>(n) * kB);
-    const std::uint64_t calls = testing::repetitions<std::uint64_t>(20, 3);
+    const std::uint64_t calls = harness::repetitions<std::uint64_t>(20, 3);
     for (std::uint64_t call = 1; call <= calls; ++call) {
       const auto mine_a = contribution(1, me, call, kA);
       std::copy(mine_a.begin(), mine_a.end(), a.get() + static_cast<std::size_t>(me) * kA);
@@ -170,7 +170,7 @@ TEST(AllGatherDevice, BlockInAUserKernelGathersWhileAnotherBlockConsumes) {
     for (auto& w : words) w = 0;
     rt.barrier();
     const auto sigs = td::ops::AllGatherSignals::from_words(words.get(), n);
-    const std::uint64_t calls = testing::repetitions<std::uint64_t>(20, 3);
+    const std::uint64_t calls = harness::repetitions<std::uint64_t>(20, 3);
     for (std::uint64_t call = 1; call <= calls; ++call) {
       const auto mine = contribution(3, me, call, kBytes);
       alignas(64) std::uint64_t done[8] = {};

@@ -21,13 +21,13 @@
 namespace tessera::gemm_test {
 namespace {
 
+using harness::run_pes;
 using ops::AgGemm;
 using ops::AgGemmOptions;
 using ops::AgGemmVariant;
 using ops::GemmDtype;
 using ops::GemmRs;
 using ops::GemmRsOptions;
-using testing::run_pes;
 
 constexpr double kF32Bound = 1e-5;
 constexpr double kBf16Bound = 1e-2;

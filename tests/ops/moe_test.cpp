@@ -25,11 +25,11 @@ namespace tessera::ops_test {
 namespace {
 
 namespace td = tessera::device;
+using harness::run_pes;
 using ops::MoeBuffer;
 using ops::MoeConfig;
 using ops::MoeDtype;
 using ops::MoeHandle;
-using testing::run_pes;
 
 enum class Routing { random, all_to_expert0 };
 

@@ -17,11 +17,11 @@ namespace tessera {
 namespace {
 
 namespace td = tessera::device;
+using harness::expect_error;
+using harness::PeOptions;
+using harness::run_pes;
 using ::testing::AllOf;
-using testing::expect_error;
 using ::testing::HasSubstr;
-using testing::PeOptions;
-using testing::run_pes;
 
 PeOptions checked() {
   PeOptions o;

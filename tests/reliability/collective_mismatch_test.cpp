@@ -15,10 +15,10 @@
 namespace tessera {
 namespace {
 
+using harness::expect_error;
+using harness::run_pes;
 using ::testing::AllOf;
-using testing::expect_error;
 using ::testing::HasSubstr;
-using testing::run_pes;
 
 TEST(CollectiveMismatch, MallocAgainstBarrierNamesBothCalls) {
   run_pes(2, [](Runtime& rt) {

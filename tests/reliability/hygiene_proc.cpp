@@ -35,10 +35,10 @@ int main() {
     // C library's state); every later one must give back all it took.
     mallopt(M_ARENA_MAX, 1);
     one_job();
-    const auto before = tessera::testing::count_resources();
+    const auto before = tessera::harness::count_resources();
     for (int cycle = 1; cycle <= kCycles; ++cycle) {
       one_job();
-      const auto after = tessera::testing::count_resources_within(before);
+      const auto after = tessera::harness::count_resources_within(before);
       if (!after.within(before)) {
         std::fprintf(stderr,
                      "hygiene_proc: after init/finalize cycle %d: %s; before: %s; new "

@@ -9,7 +9,7 @@
 #include "harness/run_pes.hpp"
 #include "reliability/resource_counts.hpp"
 
-namespace tessera::testing {
+namespace tessera::harness {
 namespace {
 
 constexpr int kCycles = 20;
@@ -49,4 +49,4 @@ TEST(Hygiene, ThreadsJobOfOnePeReleasesFdsThreadsAndMappings) { expect_no_growth
 TEST(Hygiene, ThreadsJobOfFourPesReleasesFdsThreadsAndMappings) { expect_no_growth(4); }
 
 }  // namespace
-}  // namespace tessera::testing
+}  // namespace tessera::harness

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace tessera::testing {
+namespace tessera::harness {
 
 // Under AddressSanitizer or ThreadSanitizer, malloc is the sanitizer's allocator, which maps
 // new regions as it goes (and ASan's quarantine holds freed memory back): the mapping count is
@@ -90,4 +90,4 @@ inline ResourceCounts count_resources_within(
   return c;
 }
 
-}  // namespace tessera::testing
+}  // namespace tessera::harness

@@ -1,5 +1,5 @@
 // Device-side barrier across all PEs of the job. Its counters live in the symmetric segment, in
-// the control area Runtime::init maps right after the heap (reached through ctx.barrier_words),
+// the control area Runtime::init maps right after the heap (reached through ctx.control_page),
 // and only ever grow, so nothing is reset between calls and a barrier may run in any number of
 // kernels, one after another.
 #pragma once

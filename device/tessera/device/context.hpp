@@ -29,7 +29,7 @@ struct Context {
   // this PE's heap (so at the same offset on every PE, and out of reach of heap tiles): word
   // kBarrierArrivals is bumped by every PE entering a barrier, word kBarrierEntered counts the
   // barriers this PE has entered. Never reset.
-  std::uint64_t* barrier_words;
+  std::uint64_t* control_page;
   // This PE's network proxy ring (proxy_wire.hpp), or null when no peer needs it: calls on a PE
   // whose peer_base is null go through it.
   ProxyChannel* proxy;
@@ -38,7 +38,7 @@ struct Context {
   // it, and checked mode bounds every pointer by its block.
   const std::uint64_t* allocations;
 
-  // Word indices into barrier_words (the first page of the control area, which peers may write).
+  // Word indices into control_page (the first page of the control area, which peers may write).
   static constexpr std::size_t kBarrierArrivals = 0;
   static constexpr std::size_t kBarrierEntered = 8;  // its own cache line
   // Non-zero once the job is aborting: encode_abort(pe, reason). Every bounded wait polls it, so a

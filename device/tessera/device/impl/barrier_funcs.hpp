@@ -16,7 +16,7 @@ namespace detail {
 // (from the kBarrierSeen words they write before arriving).
 TESSERA_KERNEL_CODE inline void barrier_wait(const Context& ctx, std::uint64_t n,
                                              const char* what) {
-  std::uint64_t* arrivals = &ctx.barrier_words[Context::kBarrierArrivals];
+  std::uint64_t* arrivals = &ctx.control_page[Context::kBarrierArrivals];
   const std::uint64_t target = n * static_cast<std::uint64_t>(ctx.n_pes);
   SpinPacer pacer(ctx, what);
   for (std::uint32_t spins = 0;; ++spins) {
@@ -34,7 +34,7 @@ TESSERA_KERNEL_CODE inline void barrier_wait(const Context& ctx, std::uint64_t n
       int listed = 0;
       for (int pe = 0; pe < ctx.n_pes; ++pe) {
         const std::uint64_t entered = platform::atomic_load(
-            &ctx.barrier_words[Context::kBarrierSeen + static_cast<std::size_t>(pe)], Sem::relaxed,
+            &ctx.control_page[Context::kBarrierSeen + static_cast<std::size_t>(pe)], Sem::relaxed,
             Scope::system);
         if (entered >= n) continue;
         if (listed < 16) m << (listed == 0 ? " " : ", ") << pe << " (at #" << entered << ")";
@@ -51,18 +51,18 @@ template <class G>
 TESSERA_KERNEL_CODE void barrier_impl(G g, const Context& ctx, const char* what) {
   g.sync();
   if (g.rank() == 0) {
-    if (ctx.barrier_words == nullptr) {
+    if (ctx.control_page == nullptr) {
       Message m;
       m << what << " on PE " << ctx.my_pe
         << ": the Context has no barrier counters (make it with Runtime::device_context())";
       platform::report_failure(FailureCode::invalid_argument, m.c_str());
     }
     check_abort(ctx, what);
-    std::uint64_t* arrivals = &ctx.barrier_words[Context::kBarrierArrivals];
-    std::uint64_t* entered = &ctx.barrier_words[Context::kBarrierEntered];
+    std::uint64_t* arrivals = &ctx.control_page[Context::kBarrierArrivals];
+    std::uint64_t* entered = &ctx.control_page[Context::kBarrierEntered];
     const bool note_seen = ctx.my_pe < Context::kBarrierSeenPes;
-    std::uint64_t* seen = &ctx.barrier_words[Context::kBarrierSeen +
-                                             static_cast<std::size_t>(note_seen ? ctx.my_pe : 0)];
+    std::uint64_t* seen = &ctx.control_page[Context::kBarrierSeen +
+                                            static_cast<std::size_t>(note_seen ? ctx.my_pe : 0)];
     const std::uint64_t n =
         platform::atomic_fetch_add(entered, std::uint64_t{1}, Sem::relaxed, Scope::device) + 1;
     for (int i = 0; i < ctx.n_pes; ++i) {

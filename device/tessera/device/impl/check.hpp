@@ -113,9 +113,9 @@ TESSERA_HOST_DEVICE inline void describe_allocation(Message& m, const Context& c
 // end with peer_lost naming this PE instead of running into their own timeouts. Peers reached
 // only through the network learn of it from the bootstrap and the proxy when this PE leaves.
 TESSERA_HOST_DEVICE inline void broadcast_abort(const Context& ctx) {
-  if (ctx.barrier_words == nullptr) return;
+  if (ctx.control_page == nullptr) return;
   const std::uint64_t word = encode_abort(ctx.my_pe, AbortReason::failed);
-  std::uint64_t* local = &ctx.barrier_words[Context::kAbortWord];
+  std::uint64_t* local = &ctx.control_page[Context::kAbortWord];
   for (int pe = 0; pe < ctx.n_pes; ++pe) {
     std::uint64_t* remote = ctx.ptr(local, pe);
     if (remote == nullptr) continue;

@@ -29,7 +29,7 @@ TESSERA_HOST_DEVICE inline WaitWatch watch_of(const Context& ctx) {
   WaitWatch w;
   w.my_pe = ctx.my_pe;
   w.timeout_ns = ctx.timeout_ns;
-  w.abort_word = ctx.barrier_words != nullptr ? &ctx.barrier_words[Context::kAbortWord] : nullptr;
+  w.abort_word = ctx.control_page != nullptr ? &ctx.control_page[Context::kAbortWord] : nullptr;
   w.proxy = ctx.proxy;
   return w;
 }

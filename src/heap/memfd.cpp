@@ -1,4 +1,4 @@
-#include "heap/host_segment.hpp"
+#include "heap/memfd.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
