@@ -4,6 +4,7 @@
 
 #include "array.hpp"
 #include "device_context.hpp"
+#include "interrupt.hpp"
 #include "runtime.hpp"
 
 namespace tessera::python {
@@ -29,4 +30,6 @@ NB_MODULE(_tessera, m) {
         return tessera::backend_available(tessera::Backend::automatic);
       },
       "True when init(backend=name) could use that backend in this process.");
+  m.def("_sigint_abort_armed", &tp::sigint_abort_armed,
+        "True while a blocking call has SIGINT armed to abort the job (for tests).");
 }
