@@ -4,11 +4,13 @@
 
 #include "array.hpp"
 #include "device_context.hpp"
+#include "interrupt.hpp"
 #include "runtime.hpp"
 
 namespace tessera::python {
 void bind_errors(nb::module_& m);
 void bind_ops(nb::module_& m);
+void bind_bench(nb::module_& m);
 }  // namespace tessera::python
 
 NB_MODULE(_tessera, m) {
@@ -20,6 +22,7 @@ NB_MODULE(_tessera, m) {
   tp::bind_runtime(m);
   nanobind::module_ ops = m.def_submodule("ops", "Fused compute-communication ops.");
   tp::bind_ops(ops);
+  tp::bind_bench(m);
   m.def(
       "backend_available",
       [](const std::string& name) {
@@ -29,4 +32,6 @@ NB_MODULE(_tessera, m) {
         return tessera::backend_available(tessera::Backend::automatic);
       },
       "True when init(backend=name) could use that backend in this process.");
+  m.def("_sigint_abort_armed", &tp::sigint_abort_armed,
+        "True while a blocking call has SIGINT armed to abort the job (for tests).");
 }

@@ -284,7 +284,7 @@ void bind_runtime(nb::module_& m) {
             wait_until_on_stream(rt.stream(), context_with(rt, timeout),
                                  signal_word(b, "wait_until", rt.pe()), cmp_from(cmp), value);
             s.state->in_flight.push_back(b.keep);
-            s.state->synchronize();
+            s.state->synchronize("wait_until");
           },
           "sig"_a, "cmp"_a, "value"_a, "timeout"_a = nb::none(),
           "Blocks until the local signal word `sig` CMP value (acquire). Bounded by timeout "
@@ -294,7 +294,7 @@ void bind_runtime(nb::module_& m) {
           [](const PyRuntime& s, std::optional<double> timeout) {
             Runtime& rt = s.rt();
             barrier_on_stream(rt.stream(), context_with(rt, timeout));
-            s.state->synchronize();
+            s.state->synchronize("device_barrier");
           },
           "timeout"_a = nb::none(),
           "The device-side barrier over all PEs, run on the stream; ends with PeerLostError when a "

@@ -1,5 +1,7 @@
 #include "state.hpp"
 
+#include "interrupt.hpp"
+
 namespace tessera::python {
 
 void fail(ErrorCode code, int pe, const std::string& message) { throw Error(code, pe, message); }
@@ -9,14 +11,13 @@ void RuntimeState::check_alive(const char* what) const {
     fail(ErrorCode::invalid_argument, pe, std::string(what) + ": the Runtime was finalized");
 }
 
-void RuntimeState::synchronize() {
+void RuntimeState::synchronize(const char* what) {
   check_alive("synchronize");
   struct Release {
     RuntimeState* s;
     ~Release() { s->in_flight.clear(); }
   } release{this};
-  nb::gil_scoped_release unlocked;
-  rt.stream().synchronize();
+  interruptible(rt, what, [&] { rt.stream().synchronize(); });
 }
 
 void RuntimeState::finalize() {

@@ -29,7 +29,8 @@ struct RuntimeState {
   // Throws Error(invalid_argument) once finalize ran.
   void check_alive(const char* what) const;
   // Blocks (GIL released) until the stream's work is done, then lets go of its arguments.
-  void synchronize();
+  // Ctrl-C during it aborts the job (interrupt.hpp); `what` names the call in the message.
+  void synchronize(const char* what = "synchronize");
   // Collective; safe to call twice.
   void finalize();
 };

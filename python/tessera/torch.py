@@ -3,6 +3,9 @@
     t = tessera.torch.empty(rt, (m, k), dtype=torch.bfloat16)    # a torch.Tensor on the heap
     c = tessera.torch.ag_gemm(rt, a_shard, b)                     # torch.ops.tessera.ag_gemm
     tessera.torch.all_gather(rt, send, recv)                      # torch.ops.tessera.all_gather_
+    c = tessera.torch.gemm_rs(rt, a, b)                           # torch.ops.tessera.gemm_rs
+    ex, counts = tessera.torch.moe_dispatch(rt, x, idx, w, num_experts=E)  # tessera::moe_dispatch
+    y = tessera.torch.moe_combine(rt, expert_out, w, num_experts=E)       # tessera::moe_combine
 
 The custom ops have fake (meta) implementations, so they trace into ``torch.compile`` graphs.
 A custom op cannot take a Runtime, so it takes the runtime's handle (``handle(rt)``); the
@@ -16,7 +19,8 @@ import torch as _torch
 from . import ops as _ops
 
 _RUNTIMES: dict[int, object] = {}
-_AG_GEMMS: dict[tuple, object] = {}
+_AG_GEMMS: dict[tuple, object] = {}  # op workspaces (AgGemm, GemmRs, MoeBuffer) by shape
+_MOE_HANDLES: dict[tuple, object] = {}  # MoeBuffer key -> its last dispatch's MoeHandle
 _ARRAYS: dict[int, object] = {}  # data_ptr -> tessera.Array of tensors made by empty/zeros
 
 
@@ -98,6 +102,95 @@ def _(a_shard, b, rt_handle):
     return a_shard.new_empty((a_shard.shape[0] * n_pes, b.shape[1]), dtype=_torch.float32)
 
 
+@_torch.library.custom_op("tessera::gemm_rs", mutates_args=())
+def _gemm_rs(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int) -> _torch.Tensor:
+    rt = _runtime(rt_handle)
+    m, k_local = a.shape
+    n = b.shape[1]
+    dtype = _dtype_name(a.dtype)
+    key = ("gemm_rs", rt_handle, m, n, k_local, dtype)
+    op = _AG_GEMMS.get(key)
+    if op is None:  # collective, like ag_gemm's
+        op = _AG_GEMMS[key] = _ops.GemmRs(rt, m, n, k_local, dtype)
+    c = _torch.empty((m // rt.n_pes, n), dtype=_torch.float32)
+    op.run(a.detach(), b.detach(), c)
+    rt.synchronize()
+    return c
+
+
+@_gemm_rs.register_fake
+def _(a, b, rt_handle):
+    return a.new_empty((a.shape[0] // _runtime(rt_handle).n_pes, b.shape[1]), dtype=_torch.float32)
+
+
+def _moe_buffer(rt_handle, max_tokens_per_pe, hidden, topk, num_experts, dtype):
+    key = ("moe", rt_handle, max_tokens_per_pe, hidden, topk, num_experts, _dtype_name(dtype))
+    op = _AG_GEMMS.get(key)
+    if op is None:  # collective: every PE dispatches with the same configuration
+        op = _AG_GEMMS[key] = _ops.MoeBuffer(_runtime(rt_handle), max_tokens_per_pe=max_tokens_per_pe,
+                                            hidden=hidden, topk=topk, num_experts=num_experts,
+                                            dtype=_dtype_name(dtype))
+    return key, op
+
+
+@_torch.library.custom_op("tessera::moe_dispatch", mutates_args=())
+def _moe_dispatch(x: _torch.Tensor, topk_idx: _torch.Tensor, topk_weight: _torch.Tensor,
+                  rt_handle: int, num_experts: int,
+                  max_tokens_per_pe: int) -> tuple[_torch.Tensor, _torch.Tensor]:
+    key, moe = _moe_buffer(rt_handle, max_tokens_per_pe, x.shape[1], topk_idx.shape[1],
+                           num_experts, x.dtype)
+    h = moe.dispatch(x.detach(), topk_idx.detach(), topk_weight.detach())
+    _runtime(rt_handle).synchronize()
+    _MOE_HANDLES[key] = h
+    # Copies: the handle's views are reused by the next dispatch, a custom op's outputs are not.
+    return _torch.from_dlpack(h.expert_x).clone(), _torch.from_dlpack(h.expert_counts).clone()
+
+
+@_moe_dispatch.register_fake
+def _(x, topk_idx, topk_weight, rt_handle, num_experts, max_tokens_per_pe):
+    rows = _torch.library.get_ctx().new_dynamic_size()  # how many rows arrive depends on the data
+    local_experts = num_experts // _runtime(rt_handle).n_pes
+    return x.new_empty((rows, x.shape[1])), x.new_empty((local_experts,), dtype=_torch.int64)
+
+
+@_torch.library.custom_op("tessera::moe_combine", mutates_args=())
+def _moe_combine(expert_out: _torch.Tensor, topk_weight: _torch.Tensor, rt_handle: int,
+                 num_experts: int, max_tokens_per_pe: int) -> _torch.Tensor:
+    key, moe = _moe_buffer(rt_handle, max_tokens_per_pe, expert_out.shape[1],
+                           topk_weight.shape[1], num_experts, expert_out.dtype)
+    h = _MOE_HANDLES.get(key)
+    if h is None:
+        raise RuntimeError("tessera::moe_combine: no moe_dispatch of this configuration came first")
+    y = expert_out.new_empty((topk_weight.shape[0], expert_out.shape[1]))
+    moe.combine(h, expert_out.detach().contiguous(), y)
+    _runtime(rt_handle).synchronize()
+    return y
+
+
+@_moe_combine.register_fake
+def _(expert_out, topk_weight, rt_handle, num_experts, max_tokens_per_pe):
+    return expert_out.new_empty((topk_weight.shape[0], expert_out.shape[1]))
+
+
+def gemm_rs(rt, a: _torch.Tensor, b: _torch.Tensor) -> _torch.Tensor:
+    """This PE's rows of sum over PEs of a @ b, in fp32 (float32 or bfloat16 inputs)."""
+    return _torch.ops.tessera.gemm_rs(a, b, handle(rt))
+
+
+def moe_dispatch(rt, x, topk_idx, topk_weight, num_experts, max_tokens_per_pe=None):
+    """Sends each token to its top-k experts' PEs: (expert_x, expert_counts) of this PE's local
+    experts, rows grouped by expert. Collective; the MoeBuffer is cached per configuration."""
+    return _torch.ops.tessera.moe_dispatch(x, topk_idx, topk_weight, handle(rt), num_experts,
+                                          max_tokens_per_pe or x.shape[0])
+
+
+def moe_combine(rt, expert_out, topk_weight, num_experts, max_tokens_per_pe=None):
+    """y[t] = sum_k w[t,k] * expert_out[row of (t,k)] for the last moe_dispatch of the same
+    configuration (pass the same num_experts / max_tokens_per_pe). Collective."""
+    return _torch.ops.tessera.moe_combine(expert_out, topk_weight, handle(rt), num_experts,
+                                         max_tokens_per_pe or topk_weight.shape[0])
+
+
 def all_gather(rt, send: _torch.Tensor, recv: _torch.Tensor) -> None:
     """recv (symmetric, n_pes x send) receives every PE's send; complete on return."""
     _torch.ops.tessera.all_gather_(send, recv, handle(rt))
@@ -111,6 +204,7 @@ def ag_gemm(rt, a_shard: _torch.Tensor, b: _torch.Tensor) -> _torch.Tensor:
 def release(rt) -> None:
     """Frees (collectively) the op workspaces cached for `rt`; call before rt.finalize()."""
     key = handle(rt)
-    for k in [k for k in _AG_GEMMS if k[0] == key]:
+    for k in [k for k in _AG_GEMMS if key in k[:2]]:
+        _MOE_HANDLES.pop(k, None)
         _AG_GEMMS.pop(k).free()
     _RUNTIMES.pop(key, None)

@@ -22,7 +22,7 @@ def run_job(mode, np_, timeout_s):
     proc = subprocess.run([launcher, "-np", str(np_), sys.executable, str(JOB), mode], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     elapsed = time.monotonic() - start
-    lines = {int(m.group(1)): m.group(2) for m in re.finditer(r"^PE (\d+): (\w+Error: .*)$", proc.stdout, re.M)}
+    lines = {int(m.group(1)): m.group(2) for m in re.finditer(r"^PE (\d+): (\w+(?:Error|Interrupt): .*)$", proc.stdout, re.M)}
     return proc, lines, elapsed
 
 
@@ -45,3 +45,23 @@ def test_killed_pe_is_peer_lost_on_the_others():
         assert lines[pe].startswith("PeerLostError:"), proc.stdout
         assert "PE 1 is lost" in lines[pe]
     assert elapsed < 10, (elapsed, proc.stdout)
+
+
+def shm_entries():
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+def test_sigint_in_a_wait_aborts_the_job_on_every_pe():
+    before = shm_entries()
+    # A bound far above the few seconds allowed: the waits must end by the abort, not by it.
+    proc, lines, elapsed = run_job("sigint-in-wait", 2, 60)
+    assert lines[0].startswith("KeyboardInterrupt: tessera [PE 0] wait_until interrupted (SIGINT)"), proc.stdout
+    assert lines[1].startswith("PeerLostError:") and "PE 0" in lines[1], proc.stdout
+    assert "[e.pe=1]" in lines[1], lines[1]
+    assert elapsed < 15, (elapsed, proc.stdout)
+    # The heap is memfd-backed: the job leaves nothing in /dev/shm (entries others' jobs made
+    # meanwhile are told apart by name: ours would carry "tessera" or a PE's pid).
+    pids = re.findall(r"^PE \d+: pid (\d+)$", proc.stdout, re.M)
+    assert len(pids) == 2, proc.stdout
+    new = [e for e in shm_entries() - before if "tessera" in e or any(p in e for p in pids)]
+    assert not new, new

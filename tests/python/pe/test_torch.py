@@ -69,3 +69,58 @@ def test_fake_impl_shapes(rt):
         b = torch.empty((8, 3))
         c = torch.ops.tessera.ag_gemm(a, b, tt.handle(rt))
     assert tuple(c.shape) == (4 * rt.n_pes, 3) and c.dtype == torch.float32
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gemm_rs_custom_op_eager(rt, dtype):
+    p = rt.n_pes
+    m, n, k_local = 16 * p, 32, 24
+    a = [torch.from_numpy(rng_of(q).standard_normal((m, k_local)).astype(np.float32)).to(dtype)
+         for q in range(p)]
+    b = [torch.from_numpy(rng_of(q + 100).standard_normal((k_local, n)).astype(np.float32)).to(dtype)
+         for q in range(p)]
+    c = tt.gemm_rs(rt, a[rt.pe], b[rt.pe])
+    assert c.shape == (m // p, n) and c.dtype == torch.float32
+    total = sum(a[q].float() @ b[q].float() for q in range(p))
+    rows = m // p
+    tol = 1e-4 if dtype == torch.float32 else 5e-2 * k_local ** 0.5
+    torch.testing.assert_close(c, total[rt.pe * rows:(rt.pe + 1) * rows], rtol=tol, atol=tol)
+    tt.release(rt)
+
+
+def test_moe_custom_ops_eager(rt):
+    p = rt.n_pes
+    tokens, hidden, topk, experts = 12, 16, 2, 2 * p
+    g = torch.Generator().manual_seed(rt.pe)
+    x = torch.randn((tokens, hidden), generator=g)
+    idx = torch.stack([torch.randperm(experts, generator=g)[:topk] for _ in range(tokens)]).int()
+    w = torch.rand((tokens, topk), generator=g)
+    ex, counts = tt.moe_dispatch(rt, x, idx, w, num_experts=experts)
+    local = experts // p
+    assert counts.shape == (local,) and ex.shape == (int(counts.sum()), hidden)
+    out = torch.empty_like(ex)
+    lo = 0
+    for i in range(local):  # expert e scales its rows by e + 1
+        hi = lo + int(counts[i])
+        out[lo:hi] = ex[lo:hi] * (rt.pe * local + i + 1)
+        lo = hi
+    y = tt.moe_combine(rt, out, w, num_experts=experts)
+    scale = ((idx.float() + 1) * w).sum(dim=1)
+    torch.testing.assert_close(y, x * scale[:, None], rtol=1e-5, atol=1e-5)
+    tt.release(rt)
+
+
+def test_gemm_rs_and_moe_fake_impls(rt):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    h = tt.handle(rt)
+    with FakeTensorMode(shape_env=ShapeEnv()):
+        c = torch.ops.tessera.gemm_rs(torch.empty(8 * rt.n_pes, 4), torch.empty(4, 6), h)
+        assert c.shape == (8, 6) and c.dtype == torch.float32
+        x = torch.empty(5, 16)
+        ex, counts = torch.ops.tessera.moe_dispatch(x, torch.empty(5, 2, dtype=torch.int32),
+                                                    torch.empty(5, 2), h, 2 * rt.n_pes, 5)
+        assert ex.shape[1] == 16 and counts.shape == (2,) and counts.dtype == torch.int64
+        y = torch.ops.tessera.moe_combine(torch.empty(7, 16), torch.empty(5, 2), h, 2 * rt.n_pes, 5)
+        assert y.shape == (5, 16)

@@ -1,0 +1,192 @@
+"""python -m tessera.bench: Tessera from Python, against the same call from C++ and against
+torch.distributed (gloo, CPU tensors). Run it under a launcher, like tessera-bench:
+
+    tessera-run -np 2 python -m tessera.bench all --json
+
+Benches: `overhead` (rt.barrier() and ops.all_gather + synchronize at small sizes, the Python
+loop against the same loop in C++: the µs the binding adds per call), `all_gather` (ops.all_gather
+vs torch.distributed.all_gather), `all_to_all` (an exchange of equal chunks by rt.put, as Tessera
+has no all-to-all op, vs torch.distributed.all_to_all_single). Rows carry tessera-bench's fields
+(`bench`, `variant`, `pes`, `bytes`, `iters`, `time_us`, `limit_time_us`, `peer_time_us`,
+`fraction_of_limit`, `speedup_vs_peer`) plus the bench's own; PE 0 prints them. `bytes` is what
+each PE sends."""
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+import numpy as np
+
+import tessera
+from tessera import _tessera
+
+DEFAULT_SIZES = "4K,64K,1M,16M"
+
+
+def parse_size(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper()
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
+def row(bench, variant, rt, nbytes, iters, time_us, peer_time_us=None, peer_note=None, **extra):
+    r = {"bench": bench, "variant": variant, "pes": rt.n_pes, "bytes": nbytes, "iters": iters,
+         "time_us": time_us, "limit_time_us": None, "peer_time_us": peer_time_us,
+         "fraction_of_limit": None,
+         "speedup_vs_peer": peer_time_us / time_us if peer_time_us and time_us > 0 else None}
+    if peer_time_us is None and peer_note:
+        r["peer_note"] = peer_note
+    r.update(extra)
+    return r
+
+
+def per_call_us(rt, call, iters):
+    """µs per call of `iters` back-to-back calls, after a warm-up call; the job starts together."""
+    call()
+    rt.barrier()
+    start = time.perf_counter()
+    for _ in range(iters):
+        call()
+    return (time.perf_counter() - start) * 1e6 / iters
+
+
+def alternate(rt, cpp_loop, py_call, iters, rounds=3):
+    """(C++ µs, Python µs) per call: the best of `rounds` loops of each, taken in turn after a
+    warm-up of each, so both see the same machine (a shared one is noisy)."""
+    cpp_loop(1)
+    per_call_us(rt, py_call, 1)
+    cpp, py = [], []
+    for _ in range(rounds):
+        rt.barrier()
+        cpp.append(cpp_loop(iters))
+        py.append(per_call_us(rt, py_call, iters))
+    return min(cpp), min(py)
+
+
+def bench_overhead(rt, sizes, iters):
+    rows = []
+    cpp, py = alternate(rt, lambda n: _tessera._cpp_loop_us(rt, "barrier", n), rt.barrier, iters)
+    rows.append(row("python_overhead", "barrier", rt, 0, iters, py, cpp, added_us=py - cpp,
+                    cpp_time_us=cpp))
+    for nbytes in sizes:
+        send = np.ones(nbytes, np.uint8)
+        with rt.empty(nbytes * rt.n_pes, "uint8") as recv:
+            def gather():
+                tessera.ops.all_gather(rt, send, recv)
+                rt.synchronize()
+
+            cpp, py = alternate(
+                rt, lambda n: _tessera._cpp_loop_us(rt, "all_gather", n, send, recv), gather, iters)
+        rows.append(row("python_overhead", "all_gather", rt, nbytes, iters, py, cpp,
+                        added_us=py - cpp, cpp_time_us=cpp))
+    return rows
+
+
+def gloo_group(rt):
+    """torch.distributed with gloo over a FileStore whose path PE 0 chose and put on every PE."""
+    import torch.distributed as dist
+
+    path = np.zeros(256, np.uint8)
+    with rt.zeros(256, "uint8") as shared:
+        if rt.pe == 0:
+            name = os.path.join(tempfile.mkdtemp(prefix="tessera-bench-"), "store").encode()
+            path[: len(name)] = np.frombuffer(name, np.uint8)
+            for pe in range(rt.n_pes):
+                rt.put(shared, path, pe)
+        rt.barrier()
+        rt.get(path, shared, rt.pe)
+    store_path = bytes(path).rstrip(b"\0").decode()
+    dist.init_process_group("gloo", store=dist.FileStore(store_path, rt.n_pes), rank=rt.pe,
+                            world_size=rt.n_pes)
+    return dist
+
+
+def bench_all_gather(rt, sizes, iters, dist):
+    rows = []
+    for nbytes in sizes:
+        send = np.ones(nbytes, np.uint8)
+        with rt.empty(nbytes * rt.n_pes, "uint8") as recv:
+            def gather():
+                tessera.ops.all_gather(rt, send, recv)
+                rt.synchronize()
+
+            ours = per_call_us(rt, gather, iters)
+        peer = None
+        if dist is not None:
+            import torch
+
+            t = torch.ones(nbytes, dtype=torch.uint8)
+            outs = [torch.empty_like(t) for _ in range(rt.n_pes)]
+            peer = per_call_us(rt, lambda: dist.all_gather(outs, t), iters)
+        rows.append(row("python_all_gather", "numpy", rt, nbytes, iters, ours, peer,
+                        peer_note="torch.distributed not importable"))
+    return rows
+
+
+def bench_all_to_all(rt, sizes, iters, dist):
+    rows = []
+    for nbytes in sizes:
+        chunk = max(1, nbytes // rt.n_pes)
+        send = np.ones((rt.n_pes, chunk), np.uint8)
+        with rt.empty((rt.n_pes, chunk), "uint8") as recv:
+            mine = np.from_dlpack(recv)[rt.pe]  # where every PE's chunk for this PE lands
+
+            def exchange():
+                for i in range(rt.n_pes):
+                    pe = (rt.pe + i) % rt.n_pes
+                    rt.put(mine, send[pe], pe)
+                rt.barrier()
+
+            ours = per_call_us(rt, exchange, iters)
+        peer = None
+        if dist is not None:
+            import torch
+
+            t = torch.ones(rt.n_pes * chunk, dtype=torch.uint8)
+            out = torch.empty_like(t)
+            peer = per_call_us(rt, lambda: dist.all_to_all_single(out, t), iters)
+        rows.append(row("python_all_to_all", "put_exchange", rt, chunk * rt.n_pes, iters, ours,
+                        peer, peer_note="torch.distributed not importable"))
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tessera.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bench", choices=["overhead", "all_gather", "all_to_all", "all"])
+    parser.add_argument("--sizes", default=None,
+                        help=f"bytes per PE, e.g. 4K,1M (default {DEFAULT_SIZES}; overhead: 8,4K)")
+    parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--json", action="store_true", help="one JSON object a line")
+    args = parser.parse_args(argv)
+    with tessera.init() as rt:
+        rows = []
+        if args.bench in ("overhead", "all"):
+            rows += bench_overhead(rt, [parse_size(s) for s in (args.sizes or "8,4K").split(",")],
+                                   args.iters)
+        if args.bench in ("all_gather", "all_to_all", "all"):
+            sizes = [parse_size(s) for s in (args.sizes or DEFAULT_SIZES).split(",")]
+            try:
+                dist = gloo_group(rt)
+            except ImportError:
+                dist = None
+            if args.bench in ("all_gather", "all"):
+                rows += bench_all_gather(rt, sizes, args.iters, dist)
+            if args.bench in ("all_to_all", "all"):
+                rows += bench_all_to_all(rt, sizes, args.iters, dist)
+            if dist is not None:
+                dist.destroy_process_group()
+        if rt.pe == 0:
+            for r in rows:
+                if args.json:
+                    print(json.dumps(r), flush=True)
+                else:
+                    peer = f"{r['peer_time_us']:.1f}" if r["peer_time_us"] else "-"
+                    print(f"{r['bench']:18} {r['variant']:12} pes={r['pes']} bytes={r['bytes']:>9} "
+                          f"time_us={r['time_us']:.1f} peer_time_us={peer}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
