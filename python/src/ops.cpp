@@ -82,6 +82,21 @@ const char* gemm_name(ops::GemmDtype d) {
   return d == ops::GemmDtype::f32 ? "float32" : "bfloat16";
 }
 
+// Enqueues op.run(a, b, c) with a and b in the op's input type and c in fp32, and keeps the three
+// arrays alive until rt.synchronize() (the op runs on the stream after this returns).
+template <class GemmOp>
+void run_gemm(GemmOp& op, RuntimeState& state, const Buffer& a, const Buffer& b, const Buffer& c) {
+  auto* cp = static_cast<float*>(c.data);
+  if (op.dtype() == ops::GemmDtype::f32) {
+    op.run(state.rt.stream(), static_cast<const float*>(a.data), static_cast<const float*>(b.data),
+           cp);
+  } else {
+    op.run(state.rt.stream(), static_cast<const device::bf16*>(a.data),
+           static_cast<const device::bf16*>(b.data), cp);
+  }
+  for (const Buffer* x : {&a, &b, &c}) state.in_flight.push_back(x->keep);
+}
+
 ops::AllGatherAlgo algo_from(const std::string& a) {
   if (a == "automatic" || a == "auto") return ops::AllGatherAlgo::automatic;
   if (a == "oneshot") return ops::AllGatherAlgo::oneshot;
@@ -178,15 +193,7 @@ void bind_ops(nb::module_& m) {
                    "a_shard", rt.pe());
             expect(bb, op.k(), op.n_local(), dt, "AgGemm.run", "b", rt.pe());
             expect(cb, op.m(), op.n_local(), "float32", "AgGemm.run", "c", rt.pe());
-            auto* cp = static_cast<float*>(cb.data);
-            if (op.dtype() == ops::GemmDtype::f32) {
-              op.run(rt.stream(), static_cast<const float*>(ab.data),
-                     static_cast<const float*>(bb.data), cp);
-            } else {
-              op.run(rt.stream(), static_cast<const device::bf16*>(ab.data),
-                     static_cast<const device::bf16*>(bb.data), cp);
-            }
-            for (auto* x : {&ab, &bb, &cb}) self.state->in_flight.push_back(x->keep);
+            run_gemm(op, *self.state, ab, bb, cb);
           },
           "a_shard"_a, "b"_a, "c"_a,
           "Stream-ordered: c = all_gather(a_shard) @ b; rt.synchronize() waits.")
@@ -230,15 +237,7 @@ void bind_ops(nb::module_& m) {
             expect(bb, op.k_local(), op.n(), dt, "GemmRs.run", "b", rt.pe());
             expect(cb, op.m() / static_cast<std::size_t>(rt.n_pes()), op.n(), "float32",
                    "GemmRs.run", "c", rt.pe());
-            auto* cp = static_cast<float*>(cb.data);
-            if (op.dtype() == ops::GemmDtype::f32) {
-              op.run(rt.stream(), static_cast<const float*>(ab.data),
-                     static_cast<const float*>(bb.data), cp);
-            } else {
-              op.run(rt.stream(), static_cast<const device::bf16*>(ab.data),
-                     static_cast<const device::bf16*>(bb.data), cp);
-            }
-            for (auto* x : {&ab, &bb, &cb}) self.state->in_flight.push_back(x->keep);
+            run_gemm(op, *self.state, ab, bb, cb);
           },
           "a"_a, "b"_a, "c"_a, "Stream-ordered: c = this PE's rows of sum over PEs of a @ b.")
       .def("free", &PyGemmRs::free, "Collective: waits for the stream, frees the workspace.")

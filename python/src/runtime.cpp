@@ -113,6 +113,21 @@ void check_same_bytes(const Buffer& dst, const Buffer& src, const char* what, in
   }
 }
 
+// rt.put (dst symmetric on `pe`, src local) or rt.get (src symmetric on `pe`, dst local) of two
+// arrays of equal size, without the GIL; complete on return.
+void host_copy(Runtime& rt, nb::handle dst, nb::handle src, int pe, bool is_get) {
+  const char* call = is_get ? "get" : "put";
+  Buffer d = buffer_of(dst, is_get, is_get ? "get (dst)" : "put (dst)", rt.pe());
+  Buffer v = buffer_of(src, false, is_get ? "get (src)" : "put (src)", rt.pe());
+  check_same_bytes(d, v, call, rt.pe());
+  nb::gil_scoped_release unlocked;
+  if (is_get) {
+    rt.get(d.data, v.data, v.nbytes, pe);
+  } else {
+    rt.put(d.data, v.data, v.nbytes, pe);
+  }
+}
+
 std::uint64_t* signal_word(const Buffer& sig, const char* what, int pe) {
   if (sig.dtype.dl.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) ||
       sig.dtype.dl.bits != 64 || sig.nbytes < 8) {
@@ -237,24 +252,14 @@ void bind_runtime(nb::module_& m) {
       .def(
           "put",
           [](const PyRuntime& s, nb::handle dst, nb::handle src, int pe) {
-            Runtime& rt = s.rt();
-            Buffer d = buffer_of(dst, false, "put (dst)", rt.pe());
-            Buffer v = buffer_of(src, false, "put (src)", rt.pe());
-            check_same_bytes(d, v, "put", rt.pe());
-            nb::gil_scoped_release unlocked;
-            rt.put(d.data, v.data, v.nbytes, pe);
+            host_copy(s.rt(), dst, src, pe, /*is_get=*/false);
           },
           "dst"_a, "src"_a, "pe"_a,
           "Copies src (local memory) into the symmetric dst on `pe`; complete on return.")
       .def(
           "get",
           [](const PyRuntime& s, nb::handle dst, nb::handle src, int pe) {
-            Runtime& rt = s.rt();
-            Buffer d = buffer_of(dst, true, "get (dst)", rt.pe());
-            Buffer v = buffer_of(src, false, "get (src)", rt.pe());
-            check_same_bytes(d, v, "get", rt.pe());
-            nb::gil_scoped_release unlocked;
-            rt.get(d.data, v.data, v.nbytes, pe);
+            host_copy(s.rt(), dst, src, pe, /*is_get=*/true);
           },
           "dst"_a, "src"_a, "pe"_a,
           "Copies the symmetric src as held by `pe` into local dst; complete on return.")

@@ -65,6 +65,15 @@ def alternate(rt, cpp_loop, py_call, iters, rounds=3):
     return min(cpp), min(py)
 
 
+def gather_call(rt, send, recv):
+    """One complete all_gather of `send` into `recv`, as a user would call it."""
+    def gather():
+        tessera.ops.all_gather(rt, send, recv)
+        rt.synchronize()
+
+    return gather
+
+
 def bench_overhead(rt, sizes, iters):
     rows = []
     cpp, py = alternate(rt, lambda n: _tessera._cpp_loop_us(rt, "barrier", n), rt.barrier, iters)
@@ -73,25 +82,23 @@ def bench_overhead(rt, sizes, iters):
     for nbytes in sizes:
         send = np.ones(nbytes, np.uint8)
         with rt.empty(nbytes * rt.n_pes, "uint8") as recv:
-            def gather():
-                tessera.ops.all_gather(rt, send, recv)
-                rt.synchronize()
-
             cpp, py = alternate(
-                rt, lambda n: _tessera._cpp_loop_us(rt, "all_gather", n, send, recv), gather, iters)
+                rt, lambda n: _tessera._cpp_loop_us(rt, "all_gather", n, send, recv),
+                gather_call(rt, send, recv), iters)
         rows.append(row("python_overhead", "all_gather", rt, nbytes, iters, py, cpp,
                         added_us=py - cpp, cpp_time_us=cpp))
     return rows
 
 
-def gloo_group(rt):
-    """torch.distributed with gloo over a FileStore whose path PE 0 chose and put on every PE."""
+def gloo_group(rt, store_dir):
+    """torch.distributed with gloo over a FileStore in PE 0's `store_dir`, its path put on every
+    PE."""
     import torch.distributed as dist
 
     path = np.zeros(256, np.uint8)
     with rt.zeros(256, "uint8") as shared:
         if rt.pe == 0:
-            name = os.path.join(tempfile.mkdtemp(prefix="tessera-bench-"), "store").encode()
+            name = os.path.join(store_dir, "store").encode()
             path[: len(name)] = np.frombuffer(name, np.uint8)
             for pe in range(rt.n_pes):
                 rt.put(shared, path, pe)
@@ -108,11 +115,7 @@ def bench_all_gather(rt, sizes, iters, dist):
     for nbytes in sizes:
         send = np.ones(nbytes, np.uint8)
         with rt.empty(nbytes * rt.n_pes, "uint8") as recv:
-            def gather():
-                tessera.ops.all_gather(rt, send, recv)
-                rt.synchronize()
-
-            ours = per_call_us(rt, gather, iters)
+            ours = per_call_us(rt, gather_call(rt, send, recv), iters)
         peer = None
         if dist is not None:
             import torch
@@ -168,16 +171,19 @@ def main(argv=None):
                                    args.iters)
         if args.bench in ("all_gather", "all_to_all", "all"):
             sizes = [parse_size(s) for s in (args.sizes or DEFAULT_SIZES).split(",")]
-            try:
-                dist = gloo_group(rt)
-            except ImportError:
-                dist = None
-            if args.bench in ("all_gather", "all"):
-                rows += bench_all_gather(rt, sizes, args.iters, dist)
-            if args.bench in ("all_to_all", "all"):
-                rows += bench_all_to_all(rt, sizes, args.iters, dist)
-            if dist is not None:
-                dist.destroy_process_group()
+            # PE 0's store directory is removed on the way out, however the run ends.
+            with tempfile.TemporaryDirectory(prefix="tessera-bench-") as store_dir:
+                try:
+                    dist = gloo_group(rt, store_dir)
+                except ImportError:
+                    dist = None
+                if args.bench in ("all_gather", "all"):
+                    rows += bench_all_gather(rt, sizes, args.iters, dist)
+                if args.bench in ("all_to_all", "all"):
+                    rows += bench_all_to_all(rt, sizes, args.iters, dist)
+                if dist is not None:
+                    dist.destroy_process_group()
+                rt.barrier()  # no PE still uses the store when PE 0 removes it
         if rt.pe == 0:
             for r in rows:
                 if args.json:
