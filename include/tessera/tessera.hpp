@@ -4,6 +4,7 @@
 #include "tessera/bootstrap.hpp"
 #include "tessera/error.hpp"
 #include "tessera/heap.hpp"
+#include "tessera/job_report.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/stream.hpp"

@@ -15,7 +15,8 @@
 #include "device_context.hpp"
 #include "dtype.hpp"
 #include "fill.hpp"
-#include "tessera/host_rma.hpp"
+#include "tessera/job_report.hpp"
+#include "tessera/stream_rma.hpp"
 
 namespace tessera::python {
 
@@ -189,6 +190,15 @@ void bind_runtime(nb::module_& m) {
           "transport",
           [](const PyRuntime& s, int pe) { return std::string(to_string(s.rt().transport(pe))); },
           "How this PE reaches `pe`: 'self', 'mapped', 'proxy' or 'unreachable'.")
+      .def(
+          "job_report",
+          [](const PyRuntime& s) {
+            Runtime& rt = s.rt();
+            nb::gil_scoped_release unlocked;
+            return job_report(rt);
+          },
+          "Collective: the table tessera-info prints (PEs, nodes, placement, fabric, transports) "
+          "on PE 0; an empty string on the other PEs.")
       .def(
           "barrier",
           [](const PyRuntime& s) {
