@@ -17,6 +17,7 @@ NB_MODULE(_tessera, m) {
   namespace tp = tessera::python;
   m.attr("__version__") = TESSERA_VERSION;
   m.attr("DEVICE_CONTEXT_FIELDS") = tp::device_context_fields();
+  m.attr("TRITON_CONTEXT_WORDS") = tp::triton_context_layout();
   tp::bind_errors(m);
   tp::bind_array(m);
   tp::bind_runtime(m);
