@@ -22,16 +22,17 @@ import triton.language as tl
 
 from . import _clock
 from . import _failure
+from . import _layout as L
 
 # --- wire values (proxy_wire.hpp; tests compare them with tessera._tessera.PROXY_WIRE) ---
-OP_PUT: tl.constexpr = tl.constexpr(1)
-OP_GET: tl.constexpr = tl.constexpr(2)
-OP_PUT_SIGNAL: tl.constexpr = tl.constexpr(3)
-OP_SIGNAL: tl.constexpr = tl.constexpr(4)
-OP_ATOMIC: tl.constexpr = tl.constexpr(5)
-OP_FETCH_ATOMIC: tl.constexpr = tl.constexpr(6)
-OP_COMPARE_ATOMIC: tl.constexpr = tl.constexpr(7)
-OP_FENCE: tl.constexpr = tl.constexpr(8)
+PROXY_OP_PUT: tl.constexpr = tl.constexpr(1)
+PROXY_OP_GET: tl.constexpr = tl.constexpr(2)
+PROXY_OP_PUT_SIGNAL: tl.constexpr = tl.constexpr(3)
+PROXY_OP_SIGNAL: tl.constexpr = tl.constexpr(4)
+PROXY_OP_ATOMIC: tl.constexpr = tl.constexpr(5)
+PROXY_OP_FETCH_ATOMIC: tl.constexpr = tl.constexpr(6)
+PROXY_OP_COMPARE_ATOMIC: tl.constexpr = tl.constexpr(7)
+PROXY_OP_FENCE: tl.constexpr = tl.constexpr(8)
 
 AMO_ADD: tl.constexpr = tl.constexpr(0)
 AMO_AND: tl.constexpr = tl.constexpr(1)
@@ -72,17 +73,9 @@ DESC_SIGNAL_OFFSET: tl.constexpr = tl.constexpr(5)
 DESC_VALUE: tl.constexpr = tl.constexpr(6)
 DESC_COMPARE: tl.constexpr = tl.constexpr(7)
 
-# Context words this module reads (tessera.TRITON_CONTEXT_WORDS; _layout.py is checked against
-# it, these follow the same table).
-_CTX_MY_PE: tl.constexpr = tl.constexpr(0)
-_CTX_TIMEOUT_NS: tl.constexpr = tl.constexpr(3)
-_CTX_PROXY: tl.constexpr = tl.constexpr(7)
-_CTX_HEAP_BASES: tl.constexpr = tl.constexpr(16)
-
 # Failure-record kinds of the ring waits (C++ formats them as ring_wait and check_proxy do).
 KIND_PROXY_TIMEOUT: tl.constexpr = tl.constexpr(7)
 KIND_PROXY_FAILED: tl.constexpr = tl.constexpr(8)
-_CODE_TIMEOUT: tl.constexpr = tl.constexpr(0)
 
 
 @triton.constexpr_function
@@ -107,7 +100,7 @@ def _bytes_of(dtype):
 
 @triton.jit
 def _ring(ctx):
-    return tl.load(ctx + _CTX_PROXY).to(tl.pointer_type(tl.uint64), bitcast=True)
+    return tl.load(ctx + L.PROXY).to(tl.pointer_type(tl.uint64), bitcast=True)
 
 
 @triton.jit
@@ -119,15 +112,15 @@ def _n_slots(ring):
 @triton.jit
 def _heap_offset(ptr_bits, ctx):
     """Heap offset of the address `ptr_bits` (int64) of this PE's heap."""
-    my_pe = tl.load(ctx + _CTX_MY_PE)
-    return (ptr_bits - tl.load(ctx + _CTX_HEAP_BASES + my_pe)).to(tl.uint64, bitcast=True)
+    my_pe = tl.load(ctx + L.MY_PE)
+    return (ptr_bits - tl.load(ctx + L.HEAP_BASES + my_pe)).to(tl.uint64, bitcast=True)
 
 
 @triton.jit
 def use_proxy(pe, ctx):
     """True when `pe` is reached through the proxy: its heap is not mapped here and this PE has a
     ring. Call only for `pe` in [0, n_pes)."""
-    return (tl.load(ctx + _CTX_HEAP_BASES + pe) == 0) & (tl.load(ctx + _CTX_PROXY) != 0)
+    return (tl.load(ctx + L.HEAP_BASES + pe) == 0) & (tl.load(ctx + L.PROXY) != 0)
 
 
 @triton.jit
@@ -137,7 +130,7 @@ def _ring_wait(word, value, EXACT: tl.constexpr, ctx, OP: tl.constexpr):
     ring_wait. Returns 1 once the condition held, 0 after a failure was recorded (or the job is
     aborting); the caller then abandons its descriptor."""
     ring = _ring(ctx)
-    timeout_ns = tl.load(ctx + _CTX_TIMEOUT_NS).to(tl.uint64, bitcast=True)
+    timeout_ns = tl.load(ctx + L.TIMEOUT_NS)
     start_ns = _clock.now_ns()
     seen = tl.atomic_load(word, sem="acquire", scope="sys")
     if EXACT:
@@ -154,18 +147,19 @@ def _ring_wait(word, value, EXACT: tl.constexpr, ctx, OP: tl.constexpr):
             ok = (seen >= value).to(tl.int32)
         done = ok
         spins += 1
+        _clock.spin_pause()
         if ok == 0 and (spins & 255) == 0:
             failure = tl.atomic_load(ring.to(tl.pointer_type(tl.uint32), bitcast=True) +
                                      RING_FAILURE_U32, sem="acquire", scope="sys")
             if failure != 0:
                 _failure.fail(ctx, (failure - 1).to(tl.uint64), KIND_PROXY_FAILED, OP,
-                              tl.load(ctx + _CTX_PROXY).to(tl.uint64, bitcast=True), 0, 0, 0, 0,
+                              tl.load(ctx + L.PROXY).to(tl.uint64, bitcast=True), 0, 0, 0, 0,
                               0)
                 done = 1
             elif _failure.aborting(ctx, OP) != 0:
                 done = 1
             elif timeout_ns != 0 and _clock.now_ns() - start_ns > timeout_ns:
-                _failure.fail(ctx, _CODE_TIMEOUT, KIND_PROXY_TIMEOUT, OP, seen, value, 0, 0, 0,
+                _failure.fail(ctx, L.CODE_TIMEOUT, KIND_PROXY_TIMEOUT, OP, seen, value, 0, 0, 0,
                               0)
                 done = 1
     return ok
@@ -261,7 +255,7 @@ def _push_runs(remote, local, mask, pe, ctx, RMA_OP: tl.constexpr, WAIT: tl.cons
         nbytes = ((end - first) * ESZ).to(tl.uint64)
         if SIGNAL and pushed == 0 and n_left == 0:
             # The whole tile is one run: one descriptor, delivered then signalled.
-            t, ok = proxy_push(ctx, OP_PUT_SIGNAL, 0, 0, 0, pe, _heap_offset(r0, ctx), l0, nbytes,
+            t, ok = proxy_push(ctx, PROXY_OP_PUT_SIGNAL, 0, 0, 0, pe, _heap_offset(r0, ctx), l0, nbytes,
                                sig_offset, sig_value, sig_op, OP)
             signalled = 1
         else:
@@ -272,7 +266,7 @@ def _push_runs(remote, local, mask, pe, ctx, RMA_OP: tl.constexpr, WAIT: tl.cons
         if ok == 0:
             n_left = 0
     if SIGNAL and signalled == 0 and ok != 0:
-        t, ok = proxy_push(ctx, OP_SIGNAL, 0, 0, FLAG_FENCED, pe, 0, 0, 0, sig_offset, sig_value,
+        t, ok = proxy_push(ctx, PROXY_OP_SIGNAL, 0, 0, FLAG_FENCED, pe, 0, 0, 0, sig_offset, sig_value,
                            sig_op, OP)
         last = t
         pushed = 1
@@ -282,35 +276,38 @@ def _push_runs(remote, local, mask, pe, ctx, RMA_OP: tl.constexpr, WAIT: tl.cons
 
 
 @triton.jit
-def proxy_put(dst, src, pe, ctx, mask=None, WAIT: tl.constexpr = True, OP: tl.constexpr = 3):
+def proxy_put(dst, src, pe, ctx, mask=None, WAIT: tl.constexpr = True,
+              OP: tl.constexpr = L.OP_PUT):
     """Writes the values at local `src` to `dst` on `pe` through the proxy. WAIT: returns once the
     proxy delivered them (src reusable, like C++ put); else they are delivered by proxy_quiet and
     src must not change before. Later descriptors of this PE that are fenced, gets and fetching
     atomics start after it. Returns ok."""
-    return _push_runs(dst, src, mask, pe, ctx, OP_PUT, WAIT, False, 0, 0, 0, OP)
+    return _push_runs(dst, src, mask, pe, ctx, PROXY_OP_PUT, WAIT, False, 0, 0, 0, OP)
 
 
 @triton.jit
-def proxy_get(dst, src, pe, ctx, mask=None, WAIT: tl.constexpr = True, OP: tl.constexpr = 4):
+def proxy_get(dst, src, pe, ctx, mask=None, WAIT: tl.constexpr = True,
+              OP: tl.constexpr = L.OP_GET):
     """Reads `src` on `pe` into local `dst` (a heap address) through the proxy; starts after every
     earlier descriptor of this PE. WAIT: `dst` holds the values on return (else after
     proxy_quiet). Returns ok."""
-    return _push_runs(src, dst, mask, pe, ctx, OP_GET, WAIT, False, 0, 0, 0, OP)
+    return _push_runs(src, dst, mask, pe, ctx, PROXY_OP_GET, WAIT, False, 0, 0, 0, OP)
 
 
 @triton.jit
 def proxy_put_signal(dst, src, sig, value, sig_op, pe, ctx, mask=None, WAIT: tl.constexpr = True,
-                     OP: tl.constexpr = 15):
+                     OP: tl.constexpr = L.OP_PUT_SIGNAL):
     """Writes `src` to `dst` on `pe`, then, once it is delivered, sets (sig_op 0) or adds
     (sig_op 1) `value` to the uint64 signal `sig` on `pe`: a PE that acquires the signal sees the
     tile. WAIT: returns once src is reusable. Returns ok."""
     sig_offset = _heap_offset(sig.to(tl.int64, bitcast=True), ctx)
-    return _push_runs(dst, src, mask, pe, ctx, OP_PUT, WAIT, True, sig_offset,
+    return _push_runs(dst, src, mask, pe, ctx, PROXY_OP_PUT, WAIT, True, sig_offset,
                       tl.cast(value, tl.uint64), tl.cast(sig_op, tl.uint64), OP)
 
 
 @triton.jit
-def proxy_signal(sig, value, sig_op, pe, ctx, FENCED: tl.constexpr = True, OP: tl.constexpr = 14):
+def proxy_signal(sig, value, sig_op, pe, ctx, FENCED: tl.constexpr = True,
+                 OP: tl.constexpr = L.OP_SIGNAL):
     """Sets (sig_op 0) or adds (sig_op 1) `value` to the uint64 signal `sig` on `pe`. FENCED
     (release): it starts only after every earlier descriptor of this PE completed. Complete at
     proxy_quiet. Returns ok."""
@@ -319,7 +316,7 @@ def proxy_signal(sig, value, sig_op, pe, ctx, FENCED: tl.constexpr = True, OP: t
     else:
         flags: tl.constexpr = 0
     sig_offset = _heap_offset(sig.to(tl.int64, bitcast=True), ctx)
-    t, ok = proxy_push(ctx, OP_SIGNAL, 0, 0, flags, pe, 0, 0, 0, sig_offset,
+    t, ok = proxy_push(ctx, PROXY_OP_SIGNAL, 0, 0, flags, pe, 0, 0, 0, sig_offset,
                        tl.cast(value, tl.uint64), tl.cast(sig_op, tl.uint64), OP)
     return ok
 
@@ -335,7 +332,8 @@ def _bits(x, ESZ: tl.constexpr):
 
 @triton.jit
 def proxy_atomic(ptr, val, cmp, pe, ctx, mask=None, AMO: tl.constexpr = 0,
-                 FETCH: tl.constexpr = True, FENCED: tl.constexpr = True, OP: tl.constexpr = 5):
+                 FETCH: tl.constexpr = True, FENCED: tl.constexpr = True,
+                 OP: tl.constexpr = L.OP_ATOMIC_ADD):
     """Atomic AMO of `val` on each element of `ptr` on `pe` (one descriptor per active element,
     row-major order); AMO_CAS swaps in `val` where the word equals `cmp` (always fetching).
     FETCH: waits for and returns the previous values (dtype of ptr's elements, zeros for masked
@@ -346,15 +344,15 @@ def proxy_atomic(ptr, val, cmp, pe, ctx, mask=None, AMO: tl.constexpr = 0,
     ESZ: tl.constexpr = _bytes_of(ELT)
     N: tl.constexpr = ptr.numel
     if AMO == AMO_CAS:
-        op: tl.constexpr = OP_COMPARE_ATOMIC
+        op: tl.constexpr = PROXY_OP_COMPARE_ATOMIC
         amo: tl.constexpr = AMO_XCHG
     elif FETCH:
-        op: tl.constexpr = OP_FETCH_ATOMIC
+        op: tl.constexpr = PROXY_OP_FETCH_ATOMIC
         amo: tl.constexpr = AMO
     else:
-        op: tl.constexpr = OP_ATOMIC
+        op: tl.constexpr = PROXY_OP_ATOMIC
         amo: tl.constexpr = AMO
-    if op == OP_ATOMIC:
+    if op == PROXY_OP_ATOMIC:
         flags0: tl.constexpr = 0
     else:
         flags0: tl.constexpr = FLAG_COLLECT
@@ -362,6 +360,8 @@ def proxy_atomic(ptr, val, cmp, pe, ctx, mask=None, AMO: tl.constexpr = 0,
         flags: tl.constexpr = flags0 | FLAG_FENCED
     else:
         flags: tl.constexpr = flags0
+    if AMO != AMO_CAS:
+        cmp = 0  # C++ encodes T{} for every atomic but compare-and-swap
     if _is_scalar(ptr.shape):
         p = tl.broadcast_to(ptr, (1, )).to(tl.int64, bitcast=True)
         v = _bits(tl.broadcast_to(tl.cast(val, ELT), (1, )), ESZ)
@@ -391,7 +391,7 @@ def proxy_atomic(ptr, val, cmp, pe, ctx, mask=None, AMO: tl.constexpr = 0,
                            OP)
         left = left & (i != first)
         n_left = tl.sum(left.to(tl.int32))
-        if op != OP_ATOMIC and ok != 0:
+        if op != PROXY_OP_ATOMIC and ok != 0:
             result, ok = proxy_collect(ctx, t, OP)
             old = tl.where(here, result, old)
         if ok == 0:
@@ -411,17 +411,18 @@ def proxy_fence(ctx):
     """Later descriptors of this PE start once every earlier one completed (a fence descriptor);
     nothing when this PE has no ring. Returns ok."""
     ok = tl.cast(1, tl.int32)
-    if tl.load(ctx + _CTX_PROXY) != 0:
-        t, ok = proxy_push(ctx, OP_FENCE, 0, 0, 0, tl.load(ctx + _CTX_MY_PE), 0, 0, 0, 0, 0, 0, 18)
+    if tl.load(ctx + L.PROXY) != 0:
+        t, ok = proxy_push(ctx, PROXY_OP_FENCE, 0, 0, 0, tl.load(ctx + L.MY_PE), 0, 0, 0, 0, 0,
+                           0, L.OP_FENCE)
     return ok
 
 
 @triton.jit
-def proxy_quiet(ctx, OP: tl.constexpr = 19):
+def proxy_quiet(ctx, OP: tl.constexpr = L.OP_QUIET):
     """Every descriptor pushed so far by this PE (any program) is complete on return: puts
     delivered, gets landed, atomics done. Nothing when this PE has no ring. Returns ok."""
     ok = tl.cast(1, tl.int32)
-    if tl.load(ctx + _CTX_PROXY) != 0:
+    if tl.load(ctx + L.PROXY) != 0:
         ring = _ring(ctx)
         end = tl.atomic_load(ring + RING_RESERVE, sem="acquire", scope="sys")
         ok = proxy_wait_completed(ctx, end, OP)
