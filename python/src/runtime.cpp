@@ -321,8 +321,7 @@ void bind_runtime(nb::module_& m) {
           "device_context", [](const PyRuntime& s) { return device_context_array(s.rt()); },
           "int64 array of the kernel Context's fields, laid out as tessera.DEVICE_CONTEXT_FIELDS.")
       .def(
-          "_triton_context_words",
-          [](const PyRuntime& s) { return triton_context_words(s.rt()); },
+          "_triton_context_words", [](const PyRuntime& s) { return triton_context_words(s.rt()); },
           "The flat context's words (tessera.TRITON_CONTEXT_WORDS); rt.triton_context() makes "
           "the tensor.")
       .def(

@@ -26,10 +26,9 @@ void Runtime::check_device_failure() {
   std::vector<std::uint64_t> copy(FailureRecord::kWords);
   if (host_memory) {
     for (std::size_t i = 0; i < copy.size(); ++i) {
-      copy[i] = device::platform::atomic_load(&record[i], i == FailureRecord::kState
-                                                              ? device::Sem::acquire
-                                                              : device::Sem::relaxed,
-                                              device::Scope::system);
+      copy[i] = device::platform::atomic_load(
+          &record[i], i == FailureRecord::kState ? device::Sem::acquire : device::Sem::relaxed,
+          device::Scope::system);
     }
   } else {
     rt.segment_->copy(copy.data(), record, copy.size() * sizeof(std::uint64_t));

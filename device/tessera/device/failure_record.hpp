@@ -44,10 +44,10 @@ enum class FailureKind : std::uint64_t {
 
 // The calls a record names, by index (word kOp).
 inline constexpr const char* kFailureOps[] = {
-    "translate",  "load",      "store",      "put",        "get",       "atomic_add",
-    "atomic_sub", "atomic_xchg", "atomic_cas", "atomic_and", "atomic_or", "atomic_xor",
-    "atomic_min", "atomic_max", "signal",     "put_signal", "wait_until", "barrier",
-    "fence",      "quiet",
+    "translate",  "load",       "store",       "put",        "get",
+    "atomic_add", "atomic_sub", "atomic_xchg", "atomic_cas", "atomic_and",
+    "atomic_or",  "atomic_xor", "atomic_min",  "atomic_max", "signal",
+    "put_signal", "wait_until", "barrier",     "fence",      "quiet",
 };
 inline constexpr std::size_t kFailureOpCount = sizeof(kFailureOps) / sizeof(kFailureOps[0]);
 

@@ -17,18 +17,18 @@ struct FlatContext {
   static constexpr std::size_t kNPes = 1;
   static constexpr std::size_t kHeapSize = 2;
   static constexpr std::size_t kTimeoutNs = 3;
-  static constexpr std::size_t kFlags = 4;           // ContextFlags
-  static constexpr std::size_t kPeerBase = 5;        // address of the heap-base table
-  static constexpr std::size_t kControlPage = 6;     // address of Context::control_page
-  static constexpr std::size_t kProxy = 7;           // address of the proxy ring, or 0
-  static constexpr std::size_t kAllocations = 8;     // address of the allocation table, or 0
-  static constexpr std::size_t kFailureRecord = 9;   // address of Context::failure_record()
-  static constexpr std::size_t kHeaderWords = 16;    // words 10..15 are reserved (0)
-  static constexpr std::size_t kHeapBases = 16;      // + pe: heap base of pe here, 0: not mapped
+  static constexpr std::size_t kFlags = 4;          // ContextFlags
+  static constexpr std::size_t kPeerBase = 5;       // address of the heap-base table
+  static constexpr std::size_t kControlPage = 6;    // address of Context::control_page
+  static constexpr std::size_t kProxy = 7;          // address of the proxy ring, or 0
+  static constexpr std::size_t kAllocations = 8;    // address of the allocation table, or 0
+  static constexpr std::size_t kFailureRecord = 9;  // address of Context::failure_record()
+  static constexpr std::size_t kHeaderWords = 16;   // words 10..15 are reserved (0)
+  static constexpr std::size_t kHeapBases = 16;     // + pe: heap base of pe here, 0: not mapped
 
   static constexpr const char* kNames[] = {
-      "my_pe", "n_pes",   "heap_size",   "timeout_ns",    "flags",
-      "peer_base", "control_page", "proxy", "allocations", "failure_record",
+      "my_pe",     "n_pes",        "heap_size", "timeout_ns",  "flags",
+      "peer_base", "control_page", "proxy",     "allocations", "failure_record",
   };
   static constexpr std::size_t kNamedWords = sizeof(kNames) / sizeof(kNames[0]);
 

@@ -15,11 +15,8 @@ namespace detail {
 // The diagnostic of barrier #n timing out with the arrival counter at `seen`: names the PEs that
 // have not entered it (from the kBarrierSeen words they write before arriving). Shared with the
 // host's reading of a failure record (failure_record.hpp).
-TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_barrier_timeout(Message& m,
-                                                                      const Context& ctx,
-                                                                      const char* what,
-                                                                      std::uint64_t n,
-                                                                      std::uint64_t seen) {
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_barrier_timeout(
+    Message& m, const Context& ctx, const char* what, std::uint64_t n, std::uint64_t seen) {
   const std::uint64_t target = n * static_cast<std::uint64_t>(ctx.n_pes);
   m << what << " on PE " << ctx.my_pe << " timed out after "
     << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms in barrier #" << n

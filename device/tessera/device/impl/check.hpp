@@ -138,8 +138,7 @@ TESSERA_HOST_DEVICE inline void broadcast_abort(const Context& ctx) {
 // Why [p, p + bytes) fails check_in_heap: it runs past its allocation, lies in no live
 // allocation, or is not inside the heap. Shared with the host's reading of a failure record.
 TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_outside_heap(Message& m, const Context& ctx,
-                                                                   const void* p,
-                                                                   std::size_t bytes,
+                                                                   const void* p, std::size_t bytes,
                                                                    const char* what,
                                                                    const char* role) {
   m << what << " on PE " << ctx.my_pe << ": " << role << " [";

@@ -19,8 +19,7 @@ namespace tessera::device::detail {
 // Writes the diagnostic of the complete record `rec` (FailureRecord::kWords words) of the PE of
 // `ctx` into `m` and its code into `code`. False, with a description of what is wrong, when the
 // record holds a kind, call, role or comparison this version does not know.
-TESSERA_COLD TESSERA_HOST_DEVICE inline bool describe_failure_record(Message& m,
-                                                                     const Context& ctx,
+TESSERA_COLD TESSERA_HOST_DEVICE inline bool describe_failure_record(Message& m, const Context& ctx,
                                                                      const std::uint64_t* rec,
                                                                      FailureCode& code) {
   using R = FailureRecord;

@@ -29,8 +29,7 @@ TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_wait_timeout(Message& m, c
                                                                    const char* what,
                                                                    const std::uint64_t* sig,
                                                                    Cmp cmp, std::uint64_t value,
-                                                                   std::uint64_t seen,
-                                                                   int writer) {
+                                                                   std::uint64_t seen, int writer) {
   m << what << " on PE " << ctx.my_pe << " timed out after "
     << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: ";
   describe_signal(m, ctx, sig);

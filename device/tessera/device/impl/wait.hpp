@@ -36,8 +36,8 @@ TESSERA_HOST_DEVICE inline WaitWatch watch_of(const Context& ctx) {
 
 // The diagnostic of `what` giving up because the abort word reads `word`; shared with the host's
 // reading of a failure record (failure_record.hpp).
-TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_abort(Message& m, int my_pe,
-                                                            const char* what, std::uint64_t word) {
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_abort(Message& m, int my_pe, const char* what,
+                                                            std::uint64_t word) {
   m << what << " on PE " << my_pe << " gave up: PE " << abort_pe(word);
   if (abort_reason(word) == AbortReason::died) {
     m << " is lost (its process ended)";
