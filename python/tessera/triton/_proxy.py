@@ -98,6 +98,26 @@ def _bytes_of(dtype):
     return dtype.primitive_bitwidth // 8
 
 
+@triton.constexpr_function
+def _atomic_op(amo, fetch):
+    """The wire op of proxy_atomic's AMO: compare-and-swap and fetching forms are collected."""
+    if amo == AMO_CAS.value:
+        return PROXY_OP_COMPARE_ATOMIC.value
+    return PROXY_OP_FETCH_ATOMIC.value if fetch else PROXY_OP_ATOMIC.value
+
+
+@triton.constexpr_function
+def _atomic_amo(amo):
+    return AMO_XCHG.value if amo == AMO_CAS.value else amo
+
+
+@triton.constexpr_function
+def _atomic_flags(amo, fetch, fenced):
+    """As C++ encode_proxy_atomic: collected unless a plain atomic; fenced for release."""
+    collect = FLAG_COLLECT.value if _atomic_op(amo, fetch) != PROXY_OP_ATOMIC.value else 0
+    return collect | (FLAG_FENCED.value if fenced else 0)
+
+
 @triton.jit
 def _ring(ctx):
     return tl.load(ctx + L.PROXY).to(tl.pointer_type(tl.uint64), bitcast=True)
@@ -343,23 +363,9 @@ def proxy_atomic(ptr, val, cmp, pe, ctx, mask=None, AMO: tl.constexpr = 0,
     WORD: tl.constexpr = _word_of(ELT)
     ESZ: tl.constexpr = _bytes_of(ELT)
     N: tl.constexpr = ptr.numel
-    if AMO == AMO_CAS:
-        op: tl.constexpr = PROXY_OP_COMPARE_ATOMIC
-        amo: tl.constexpr = AMO_XCHG
-    elif FETCH:
-        op: tl.constexpr = PROXY_OP_FETCH_ATOMIC
-        amo: tl.constexpr = AMO
-    else:
-        op: tl.constexpr = PROXY_OP_ATOMIC
-        amo: tl.constexpr = AMO
-    if op == PROXY_OP_ATOMIC:
-        flags0: tl.constexpr = 0
-    else:
-        flags0: tl.constexpr = FLAG_COLLECT
-    if FENCED:
-        flags: tl.constexpr = flags0 | FLAG_FENCED
-    else:
-        flags: tl.constexpr = flags0
+    op: tl.constexpr = _atomic_op(AMO, FETCH)
+    amo: tl.constexpr = _atomic_amo(AMO)
+    flags: tl.constexpr = _atomic_flags(AMO, FETCH, FENCED)
     if AMO != AMO_CAS:
         cmp = 0  # C++ encodes T{} for every atomic but compare-and-swap
     if _is_scalar(ptr.shape):
@@ -391,9 +397,10 @@ def proxy_atomic(ptr, val, cmp, pe, ctx, mask=None, AMO: tl.constexpr = 0,
                            OP)
         left = left & (i != first)
         n_left = tl.sum(left.to(tl.int32))
-        if op != PROXY_OP_ATOMIC and ok != 0:
-            result, ok = proxy_collect(ctx, t, OP)
-            old = tl.where(here, result, old)
+        if op != PROXY_OP_ATOMIC:
+            if ok != 0:
+                result, ok = proxy_collect(ctx, t, OP)
+                old = tl.where(here, result, old)
         if ok == 0:
             n_left = 0
     if ESZ == 4:
