@@ -96,7 +96,6 @@ def publish_prefix(x, wk, wv, prefix_kv, prefix_ready, ctx, HIDDEN: tl.constexpr
     """One prefix page per program, computed into this PE's heap, then announced to every other
     PE (release: the page's stores are visible to whoever acquires the counter)."""
     project_page(x, wk, wv, prefix_kv, tl.program_id(0), HIDDEN, D, PAGE)
-    tl.debug_barrier()  # every thread's stores of the page precede the release
     me = tx.my_pe(ctx)
     n = tx.n_pes(ctx)
     for i in range(1, n):
