@@ -109,6 +109,8 @@ nb::dict triton_context_layout() {
   kinds["pe_out_of_range"] = static_cast<std::uint64_t>(FailureKind::pe_out_of_range);
   kinds["pe_not_mapped"] = static_cast<std::uint64_t>(FailureKind::pe_not_mapped);
   kinds["outside_heap"] = static_cast<std::uint64_t>(FailureKind::outside_heap);
+  kinds["proxy_timeout"] = static_cast<std::uint64_t>(FailureKind::proxy_timeout);
+  kinds["proxy_failed"] = static_cast<std::uint64_t>(FailureKind::proxy_failed);
   d["failure_kinds"] = kinds;
 
   nb::dict ops;

@@ -11,6 +11,7 @@ namespace tessera::python {
 void bind_errors(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_bench(nb::module_& m);
+void bind_proxy_wire(nb::module_& m);
 }  // namespace tessera::python
 
 NB_MODULE(_tessera, m) {
@@ -24,6 +25,7 @@ NB_MODULE(_tessera, m) {
   nanobind::module_ ops = m.def_submodule("ops", "Fused compute-communication ops.");
   tp::bind_ops(ops);
   tp::bind_bench(m);
+  tp::bind_proxy_wire(m);
   m.def(
       "backend_available",
       [](const std::string& name) {

@@ -50,6 +50,8 @@ void Runtime::check_device_failure() {
     table.resize(device::AllocationTable::kBytes / sizeof(std::uint64_t));
     rt.segment_->copy(table.data(), ctx.allocations, device::AllocationTable::kBytes);
     ctx.peer_base = rt.peer_base_.data();
+    ctx.proxy =
+        ctx.proxy != nullptr ? static_cast<device::ProxyChannel*>(rt.proxy_ring_.host) : nullptr;
     ctx.control_page = control.data();
     ctx.allocations = table.data();
   }

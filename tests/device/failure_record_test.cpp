@@ -164,6 +164,17 @@ TEST(FailureRecord, BarrierTimeoutAndAbortAndUnknownKinds) {
     e = expect_error(ErrorCode::peer_lost, [&] { rt.check_device_failure(); });
     EXPECT_EQ(e.message(), "wait_until on PE 0 gave up: PE 7 is lost (its process ended)");
 
+    write_record(rt, td::FailureCode::timeout, FailureKind::proxy_timeout, "put", {3, 5});
+    e = expect_error(ErrorCode::timeout, [&] { rt.check_device_failure(); });
+    EXPECT_EQ(e.message(),
+              "put on PE 0 timed out after 30000 ms waiting for the network proxy (ticket state 3, "
+              "awaited 5)");
+
+    // One PE runs no proxy: the record's own code, and a message that says so.
+    write_record(rt, td::FailureCode::peer_lost, FailureKind::proxy_failed, "get", {});
+    e = expect_error(ErrorCode::peer_lost, [&] { rt.check_device_failure(); });
+    EXPECT_EQ(e.message(), "get on PE 0: the network proxy failed");
+
     write_record(rt, td::FailureCode::timeout, static_cast<FailureKind>(99), "fence", {1, 2, 3});
     e = expect_error(ErrorCode::internal, [&] { rt.check_device_failure(); });
     EXPECT_THAT(e.message(), ::testing::HasSubstr("unknown kind 99"));

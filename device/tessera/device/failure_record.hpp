@@ -40,6 +40,8 @@ enum class FailureKind : std::uint64_t {
   pe_out_of_range = 4,  // the PE
   pe_not_mapped = 5,    // the PE (its heap is on another node and no proxy runs)
   outside_heap = 6,     // address, bytes, role (index into kFailureRoles); checked mode
+  proxy_timeout = 7,    // ticket state seen, value awaited: the proxy ring did not answer
+  proxy_failed = 8,     // (none): the proxy failed; word kCode is its code, its ring the message
 };
 
 // The calls a record names, by index (word kOp).

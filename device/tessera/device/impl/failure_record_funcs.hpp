@@ -12,6 +12,7 @@
 #include "tessera/device/impl/check.hpp"
 #include "tessera/device/impl/wait.hpp"
 #include "tessera/device/order.hpp"
+#include "tessera/device/proxy.hpp"
 #include "tessera/device/signal.hpp"
 
 namespace tessera::device::detail {
@@ -58,6 +59,19 @@ TESSERA_COLD TESSERA_HOST_DEVICE inline bool describe_failure_record(Message& m,
       code = FailureCode::invalid_argument;
       describe_outside_heap(m, ctx, reinterpret_cast<const void*>(a[0]),
                             static_cast<std::size_t>(a[1]), what, kFailureRoles[a[2]]);
+      return true;
+    case FailureKind::proxy_timeout:
+      code = FailureCode::timeout;
+      describe_proxy_timeout(m, ctx.my_pe, ctx.timeout_ns, what, a[0], a[1]);
+      return true;
+    case FailureKind::proxy_failed:
+      if (rec[R::kCode] > static_cast<std::uint64_t>(FailureCode::peer_lost)) break;
+      code = static_cast<FailureCode>(rec[R::kCode]);
+      if (ctx.proxy != nullptr && ctx.proxy->message[0] != '\0') {
+        m << ctx.proxy->message;
+      } else {
+        m << what << " on PE " << ctx.my_pe << ": the network proxy failed";
+      }
       return true;
   }
   m << what << " on PE " << ctx.my_pe << ": failure record of unknown kind " << rec[R::kKind]
