@@ -47,6 +47,8 @@ FAILURE_KINDS = {
     "pe_out_of_range": 4,
     "pe_not_mapped": 5,
     "outside_heap": 6,
+    "proxy_timeout": 7,  # the ring waits of _proxy.py
+    "proxy_failed": 8,
 }
 _OPS = ("translate", "load", "store", "put", "get", "atomic_add", "atomic_sub", "atomic_xchg",
         "atomic_cas", "atomic_and", "atomic_or", "atomic_xor", "atomic_min", "atomic_max",
@@ -114,6 +116,8 @@ KIND_ABORTED = tl.constexpr(FAILURE_KINDS["aborted"])
 KIND_PE_OUT_OF_RANGE = tl.constexpr(FAILURE_KINDS["pe_out_of_range"])
 KIND_PE_NOT_MAPPED = tl.constexpr(FAILURE_KINDS["pe_not_mapped"])
 KIND_OUTSIDE_HEAP = tl.constexpr(FAILURE_KINDS["outside_heap"])
+KIND_PROXY_TIMEOUT = tl.constexpr(FAILURE_KINDS["proxy_timeout"])
+KIND_PROXY_FAILED = tl.constexpr(FAILURE_KINDS["proxy_failed"])
 
 OP_TRANSLATE = tl.constexpr(FAILURE_OPS["translate"])
 OP_LOAD = tl.constexpr(FAILURE_OPS["load"])
