@@ -19,10 +19,10 @@ namespace tessera::device::detail {
 
 // Writes the diagnostic of the complete record `rec` (FailureRecord::kWords words) of the PE of
 // `ctx` into `m` and its code into `code`. False, with a description of what is wrong, when the
-// record holds a kind, call, role or comparison this version does not know.
-TESSERA_COLD TESSERA_HOST_DEVICE inline bool describe_failure_record(Message& m, const Context& ctx,
-                                                                     const std::uint64_t* rec,
-                                                                     FailureCode& code) {
+// record holds a kind, call, role or comparison this version does not know. Host code: the
+// host reads records after the kernel.
+TESSERA_COLD inline bool describe_failure_record(Message& m, const Context& ctx,
+                                                 const std::uint64_t* rec, FailureCode& code) {
   using R = FailureRecord;
   const std::uint64_t op = rec[R::kOp];
   const std::uint64_t* a = &rec[R::kArgs];
