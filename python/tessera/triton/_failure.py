@@ -52,7 +52,8 @@ def broadcast_abort(ctx):
     peer_lost naming this PE. Peers on other nodes learn of it when this PE leaves the job."""
     if tl.load(ctx + L.CONTROL_PAGE) != 0:
         me = tl.load(ctx + L.MY_PE)
-        word = tl.cast((L.ABORT_FAILED << 32) | (me + 1), tl.uint64)
+        # (A constexpr on the left of | is not a tensor operation under the interpreter.)
+        word = tl.cast(me + 1, tl.uint64) | (L.ABORT_FAILED.value << 32)
         zero = tl.cast(0, tl.uint64)
         for pe in range(0, tl.load(ctx + L.N_PES)):
             if tl.load(ctx + L.HEAP_BASES + pe) != 0:
