@@ -10,10 +10,12 @@ Prefix sharing: PE 0 publishes the KV pages of a prompt prefix every request sha
 its own heap, and raises a ready counter (release, add 1 per page) on every other PE. Each of
 those PEs waits for its counter (acquire), then attends over the prefix pages in place, reading
 them from PE 0's heap by pointer translation (tx.load on PE 0, no copy), followed by its own
-suffix pages.
+suffix pages. A PE on another node than PE 0 (its heap not mapped there) fetches the prefix
+with one tx.get through the network proxy instead, then reads its copy.
 
     tessera-run -np 2 env TRITON_INTERPRET=1 python examples/triton/kv_handoff.py
     tessera-run -np 4 env TRITON_INTERPRET=1 python examples/triton/kv_handoff.py
+    tessera-run -np 2 --node-ids a,b env TRITON_INTERPRET=1 python examples/triton/kv_handoff.py
 
 Each kernel only waits for other PEs' programs, never for a later program of its own launch,
 so the interpreter's one-program-after-another order works. Checked against torch on every PE
@@ -110,8 +112,10 @@ def project_suffix(x, wk, wv, kv, HIDDEN: tl.constexpr, D: tl.constexpr, PAGE: t
 @triton.jit
 def prefix_attention(q, prefix_kv, prefix_ready, publisher, suffix_kv, out, scale, ctx,
                      D: tl.constexpr, PAGE: tl.constexpr, PREFIX_PAGES: tl.constexpr,
-                     SUFFIX_PAGES: tl.constexpr):
-    """Attends over the shared prefix, read in place on `publisher`, then over the local suffix."""
+                     SUFFIX_PAGES: tl.constexpr, IN_PLACE: tl.constexpr):
+    """Attends over the shared prefix, then over the local suffix. IN_PLACE (the publisher's heap
+    is mapped here): the prefix pages are read where they are, on `publisher`; otherwise (another
+    node) they are first fetched into this PE's copy of prefix_kv with one get."""
     d = tl.arange(0, D)
     rows = tl.arange(0, PAGE)[:, None] * D + d[None, :]
     qv = tl.load(q + d)
@@ -119,10 +123,19 @@ def prefix_attention(q, prefix_kv, prefix_ready, publisher, suffix_kv, out, scal
     l = tl.zeros([], tl.float32)
     acc = tl.zeros([D], tl.float32)
     tx.wait_until(prefix_ready, tx.GE, PREFIX_PAGES, ctx)
+    if not IN_PLACE:
+        words = tl.arange(0, PREFIX_PAGES * 2 * PAGE * D)
+        tx.get(prefix_kv + words, prefix_kv + words, publisher, ctx)
+        tl.debug_barrier()  # the whole prefix is here before any thread reads it
     for page in range(0, PREFIX_PAGES):
         base = prefix_kv + page * 2 * PAGE * D
-        m, l, acc = attend_page(qv, tx.load(base + rows, publisher, ctx),
-                                tx.load(base + PAGE * D + rows, publisher, ctx), m, l, acc, scale)
+        if IN_PLACE:
+            k = tx.load(base + rows, publisher, ctx)
+            v = tx.load(base + PAGE * D + rows, publisher, ctx)
+        else:
+            k = tl.load(base + rows)
+            v = tl.load(base + PAGE * D + rows)
+        m, l, acc = attend_page(qv, k, v, m, l, acc, scale)
     for page in range(0, SUFFIX_PAGES):
         base = suffix_kv + page * 2 * PAGE * D
         m, l, acc = attend_page(qv, tl.load(base + rows), tl.load(base + PAGE * D + rows), m, l, acc, scale)
@@ -150,12 +163,13 @@ COMPILE_CHECKS = [
          signature={"x": "*fp16", "wk": "*fp16", "wv": "*fp16", "kv": "*fp32", "HIDDEN": "constexpr",
                     "D": "constexpr", "PAGE": "constexpr"},
          constexprs=_SIZES),
-    dict(kernel=prefix_attention,
-         signature={"q": "*fp32", "prefix_kv": "*fp32", "prefix_ready": "*u64", "publisher": "i32",
-                    "suffix_kv": "*fp32", "out": "*fp32", "scale": "fp32", "ctx": "*i64",
-                    "D": "constexpr", "PAGE": "constexpr", "PREFIX_PAGES": "constexpr",
-                    "SUFFIX_PAGES": "constexpr"},
-         constexprs=dict(D=D, PAGE=PAGE, PREFIX_PAGES=PREFIX_PAGES, SUFFIX_PAGES=SUFFIX_PAGES)),
+    *[dict(kernel=prefix_attention,
+           signature={"q": "*fp32", "prefix_kv": "*fp32", "prefix_ready": "*u64", "publisher": "i32",
+                      "suffix_kv": "*fp32", "out": "*fp32", "scale": "fp32", "ctx": "*i64",
+                      "D": "constexpr", "PAGE": "constexpr", "PREFIX_PAGES": "constexpr",
+                      "SUFFIX_PAGES": "constexpr", "IN_PLACE": "constexpr"},
+           constexprs=dict(D=D, PAGE=PAGE, PREFIX_PAGES=PREFIX_PAGES, SUFFIX_PAGES=SUFFIX_PAGES, IN_PLACE=in_place))
+      for in_place in (True, False)],
 ]
 
 
@@ -222,11 +236,13 @@ def main():
         project_suffix[(SUFFIX_PAGES,)](suffix(me).to(dev), wk_d, wv_d, suffix_kv, **_SIZES)
         q = query(1000 + me)
         out = torch.zeros(D, dtype=torch.float32, device=dev)
+        in_place = rt.transport(publisher) in ("self", "mapped")
         prefix_attention[(1,)](q.to(dev), prefix_kv, prefix_ready, publisher, suffix_kv, out, scale, ctx, D=D,
-                               PAGE=PAGE, PREFIX_PAGES=PREFIX_PAGES, SUFFIX_PAGES=SUFFIX_PAGES)
+                               PAGE=PAGE, PREFIX_PAGES=PREFIX_PAGES, SUFFIX_PAGES=SUFFIX_PAGES, IN_PLACE=in_place)
         reference = reference_attention(q, torch.cat([prefix, suffix(me)]), wk, wv)
-        checks.append((f"attended over {PREFIX_PAGES} prefix pages read in place on PE {publisher} + "
-                       f"{SUFFIX_PAGES} own pages", torch.allclose(out.cpu(), reference, rtol=1e-3, atol=1e-4)))
+        how = "read in place on" if in_place else "fetched (get) from"
+        checks.append((f"attended over {PREFIX_PAGES} prefix pages {how} PE {publisher} + {SUFFIX_PAGES} own pages",
+                       torch.allclose(out.cpu(), reference, rtol=1e-3, atol=1e-4)))
     if dev.type != "cpu":
         torch.cuda.synchronize()
     tx.check(rt)

@@ -14,15 +14,17 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "triton"
 
-# (example, PEs, what its line must also say); kv_handoff is the acceptance command, also at 4 PEs.
+# (example, launcher options, PEs, what every PE's line says, what some PE's line says);
+# kv_handoff is the acceptance command, also at 4 PEs and across two pretend nodes (the proxy).
 JOBS = [
-    ("gemm_all_scatter", 2, r"gemm \+ all-scatter"),
-    ("producer_consumer", 2, r"producer-consumer"),
-    ("ag_gemm_fused", 2, r"fused all-gather \+ gemm"),
-    ("all_reduce", 2, r"one-shot all-reduce"),
-    ("litmus", 2, r"\d+ rounds from PE \d: 0 violations"),
-    ("kv_handoff", 2, r"kv hand-off over 2 PEs"),
-    ("kv_handoff", 4, r"kv hand-off over 4 PEs"),
+    ("gemm_all_scatter", [], 2, r"gemm \+ all-scatter", None),
+    ("producer_consumer", [], 2, r"producer-consumer", None),
+    ("ag_gemm_fused", [], 2, r"fused all-gather \+ gemm", None),
+    ("all_reduce", [], 2, r"one-shot all-reduce", None),
+    ("litmus", [], 2, r"\d+ rounds from PE \d: 0 violations", None),
+    ("kv_handoff", [], 2, r"kv hand-off over 2 PEs", r"decoded 1 request.*read in place on PE 0"),
+    ("kv_handoff", [], 4, r"kv hand-off over 4 PEs", r"decoded 3 request.*read in place on PE 0"),
+    ("kv_handoff", ["--node-ids", "a,b"], 2, r"kv hand-off over 2 PEs", r"fetched \(get\) from PE 0"),
 ]
 
 
@@ -30,7 +32,7 @@ def interpreter_env():
     return dict(os.environ, TRITON_INTERPRET="1", TESSERA_TIMEOUT=os.environ.get("TESSERA_TIMEOUT", "30"))
 
 
-def check_job(command, n_pes, says):
+def check_job(command, n_pes, says, somewhere=None):
     proc = subprocess.run(command, env=interpreter_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout
@@ -39,6 +41,8 @@ def check_job(command, n_pes, says):
     for pe, line in lines.items():
         assert line.endswith(": ok"), (pe, proc.stdout)
         assert re.search(says, line), (pe, says, line)
+    if somewhere:
+        assert any(re.search(somewhere, line) for line in lines.values()), (somewhere, proc.stdout)
 
 
 def launcher():
@@ -48,9 +52,11 @@ def launcher():
     return path
 
 
-@pytest.mark.parametrize("example,n_pes,says", JOBS, ids=[f"{e}-np{n}" for e, n, _ in JOBS])
-def test_example_verifies_under_tessera_run(example, n_pes, says):
-    check_job([launcher(), "-np", str(n_pes), sys.executable, str(EXAMPLES / f"{example}.py")], n_pes, says)
+@pytest.mark.parametrize("example,options,n_pes,says,somewhere", JOBS,
+                         ids=[f"{e}-np{n}{'-two-nodes' if o else ''}" for e, o, n, _, _ in JOBS])
+def test_example_verifies_under_tessera_run(example, options, n_pes, says, somewhere):
+    check_job([launcher(), "-np", str(n_pes), *options, sys.executable, str(EXAMPLES / f"{example}.py")], n_pes,
+              says, somewhere)
 
 
 def test_kv_handoff_verifies_under_mpirun():
@@ -73,7 +79,7 @@ def example_names():
 
 
 def test_every_example_is_run_here():
-    assert example_names() == sorted({e for e, _, _ in JOBS})
+    assert example_names() == sorted({job[0] for job in JOBS})
 
 
 @pytest.mark.parametrize("example", example_names())
