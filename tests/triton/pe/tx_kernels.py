@@ -114,17 +114,17 @@ def wait_then_read(sig, target, src, out, ctx, N: tl.constexpr):
 
 @triton.jit
 def barrier_rounds(slots, bad, rounds, ctx):
-    """`rounds` barriers; before the i-th each PE writes i + 1 into its slot (of parity i % 2)
-    on every PE, after it each PE counts the slots that do not hold i + 1 into bad[0]. A slot
-    of parity i % 2 is written again only after barrier i + 1, which no PE passes before all
-    read it."""
+    """`rounds` barriers; before the i-th each PE signals i + 1 into its slot (uint64, of parity
+    i % 2) on every PE, after it each PE counts the slots that do not hold i + 1 into bad[0]. A
+    slot of parity i % 2 is written again only after barrier i + 1, which no PE passes before
+    all read it."""
     me = tx.my_pe(ctx)
     n = tx.n_pes(ctx)
     wrong = tl.cast(0, tl.int64)
     for i in range(0, rounds):
         half = slots + (i % 2) * n
         for p in range(0, n):
-            tx.atomic_xchg(half + me, tl.cast(i + 1, tl.int64), p, ctx, sem="relaxed")
+            tx.signal(half + me, i + 1, tx.SET, p, ctx)
         tx.barrier(ctx)
         for p in range(0, n):
             wrong += (tl.load(half + p) != i + 1).to(tl.int64)
@@ -217,7 +217,7 @@ COMPILE_CHECKS = [
                     "OP": "constexpr"},
          constexprs=dict(R=4, C=8, OP=tx.SET)),
     dict(kernel=barrier_rounds,
-         signature={"slots": "*i64", "bad": "*i64", "rounds": "i32", "ctx": "*i64"},
+         signature={"slots": "*u64", "bad": "*i64", "rounds": "i32", "ctx": "*i64"},
          constexprs={}),
     dict(kernel=message_passing,
          signature={"inbox": "*i32", "staging": "*i32", "arrived": "*u64", "acked": "*u64",
