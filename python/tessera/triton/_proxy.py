@@ -73,9 +73,6 @@ DESC_SIGNAL_OFFSET: tl.constexpr = tl.constexpr(5)
 DESC_VALUE: tl.constexpr = tl.constexpr(6)
 DESC_COMPARE: tl.constexpr = tl.constexpr(7)
 
-# Failure-record kinds of the ring waits (C++ formats them as ring_wait and check_proxy do).
-KIND_PROXY_TIMEOUT: tl.constexpr = tl.constexpr(7)
-KIND_PROXY_FAILED: tl.constexpr = tl.constexpr(8)
 
 
 @triton.constexpr_function
@@ -143,7 +140,7 @@ def use_proxy(pe, ctx):
     return (tl.load(ctx + L.HEAP_BASES + pe) == 0) & (tl.load(ctx + L.PROXY) != 0)
 
 
-@triton.jit
+@triton.jit(noinline=True)
 def _ring_wait(word, value, EXACT: tl.constexpr, ctx, OP: tl.constexpr):
     """Waits until `*word == value` (EXACT) or `>= value`, bounded by the context's timeout,
     watching the proxy's failure word and the job's abort word every 256 turns, like C++
@@ -172,20 +169,20 @@ def _ring_wait(word, value, EXACT: tl.constexpr, ctx, OP: tl.constexpr):
             failure = tl.atomic_load(ring.to(tl.pointer_type(tl.uint32), bitcast=True) +
                                      RING_FAILURE_U32, sem="acquire", scope="sys")
             if failure != 0:
-                _failure.fail(ctx, (failure - 1).to(tl.uint64), KIND_PROXY_FAILED, OP,
+                _failure.fail(ctx, (failure - 1).to(tl.uint64), L.KIND_PROXY_FAILED, OP,
                               tl.load(ctx + L.PROXY).to(tl.uint64, bitcast=True), 0, 0, 0, 0,
                               0)
                 done = 1
             elif _failure.aborting(ctx, OP) != 0:
                 done = 1
             elif timeout_ns != 0 and _clock.now_ns() - start_ns > timeout_ns:
-                _failure.fail(ctx, L.CODE_TIMEOUT, KIND_PROXY_TIMEOUT, OP, seen, value, 0, 0, 0,
+                _failure.fail(ctx, L.CODE_TIMEOUT, L.KIND_PROXY_TIMEOUT, OP, seen, value, 0, 0, 0,
                               0)
                 done = 1
     return ok
 
 
-@triton.jit
+@triton.jit(noinline=True)
 def proxy_push(ctx, op, amo, word, flags, pe, remote_offset, local, nbytes, signal_offset, value,
                compare, OP: tl.constexpr):
     """Hands one descriptor (wire values op/amo/word/flags, uint64 fields) to the proxy; returns
@@ -211,13 +208,13 @@ def proxy_push(ctx, op, amo, word, flags, pe, remote_offset, local, nbytes, sign
     return t, ok
 
 
-@triton.jit
+@triton.jit(noinline=True)
 def proxy_wait_completed(ctx, end, OP: tl.constexpr):
     """Waits until every ticket below `end` is complete; returns ok (see _ring_wait)."""
     return _ring_wait(_ring(ctx) + RING_COMPLETED, tl.cast(end, tl.uint64), False, ctx, OP)
 
 
-@triton.jit
+@triton.jit(noinline=True)
 def proxy_collect(ctx, ticket, OP: tl.constexpr):
     """Waits for collected ticket `ticket`'s result, frees its slot; returns (result bits, ok)."""
     ring = _ring(ctx)
