@@ -26,10 +26,16 @@ def rt():
     runtime.finalize()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def ctx(rt):
-    context = tx.context(rt)
-    yield context
+    """The module's runtime's context tensor (tessera.triton.context)."""
+    return tx.context(rt)
+
+
+@pytest.fixture(autouse=True)
+def no_failure_left(rt):
+    """Each test ends with this PE's failure record empty (check raises what it holds)."""
+    yield
     tx.check(rt)
 
 
