@@ -27,12 +27,21 @@ TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_pe_out_of_range(Message& m
   m << what << " on PE " << my_pe << ": target PE " << pe << " is outside [0, " << n_pes << ")";
 }
 
+// `proxy_running`: the network proxy reaches `pe` (put/get/signal/atomics go through it), but the
+// call needs load/store access to its heap.
 TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_pe_not_mapped(Message& m, int my_pe,
-                                                                    const char* what, int pe) {
+                                                                    const char* what, int pe,
+                                                                    bool proxy_running) {
   m << what << " on PE " << my_pe << ": PE " << pe
-    << "'s heap is not mapped here (it is on another node); reaching it needs the network "
-       "transport (proxy), which is not running (Tessera built without libfabric, or "
-       "TESSERA_FABRIC=off)";
+    << "'s heap is not mapped here (it is on another node); ";
+  if (proxy_running) {
+    m << what
+      << " needs load/store access to it, which the network proxy does not give (put, get, "
+         "signals and atomics reach it through the proxy)";
+  } else {
+    m << "reaching it needs the network transport (proxy), which is not running (Tessera built "
+         "without libfabric, or TESSERA_FABRIC=off)";
+  }
 }
 
 // The base of `pe`'s heap as mapped here; fails with invalid_argument for a PE outside the job
@@ -46,7 +55,7 @@ TESSERA_HOST_DEVICE inline char* peer_heap(const Context& ctx, int pe, const cha
   char* base = ctx.peer_base[pe];
   if (base == nullptr) {
     Message m;
-    describe_pe_not_mapped(m, ctx.my_pe, what, pe);
+    describe_pe_not_mapped(m, ctx.my_pe, what, pe, ctx.proxy != nullptr);
     platform::report_failure(FailureCode::transport, m.c_str());
   }
   return base;

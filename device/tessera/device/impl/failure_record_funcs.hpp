@@ -52,7 +52,7 @@ TESSERA_COLD inline bool describe_failure_record(Message& m, const Context& ctx,
       return true;
     case FailureKind::pe_not_mapped:
       code = FailureCode::transport;
-      describe_pe_not_mapped(m, ctx.my_pe, what, static_cast<int>(a[0]));
+      describe_pe_not_mapped(m, ctx.my_pe, what, static_cast<int>(a[0]), ctx.proxy != nullptr);
       return true;
     case FailureKind::outside_heap:
       if (a[2] >= kFailureRoleCount) break;
