@@ -95,8 +95,10 @@ def route(ptr, pe, ctx, mask, OP: tl.constexpr, ROLE: tl.constexpr, PROXY_OK: tl
     ok = inside & in_range & reachable
     direct = ok & (base != 0)
     proxy = ok & (base == 0)
-    # Heap bases are page aligned, so the distance is a whole number of elements.
-    remote = ptr + tl.where(direct, base - base_me, 0) // E
+    # Heap bases are page aligned, so the distance is a whole number of elements, and a multiple
+    # of 16 of them: telling the compiler keeps the alignment `ptr` has, so tiles still move in
+    # vector loads and stores.
+    remote = ptr + tl.multiple_of(tl.where(direct, base - base_me, 0) // E, 16)
     return remote, direct, proxy
 
 
