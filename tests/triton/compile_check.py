@@ -115,7 +115,8 @@ PROBE_CALLS = [
 
 def _probe_source():
     lines = ["import triton", "import triton.language as tl", "", "", "@triton.jit",
-             "def probe(p, out):", "    acc = tl.cast(0, tl.uint64)"]
+             "def probe(p, out):", '    """compile_check_probe.py: one ordering per line."""',
+             "    acc = tl.cast(0, tl.uint64)"]
     first = len(lines) + 1
     for i, (call, sem, scope) in enumerate(PROBE_CALLS):
         ptr = f"p + {i}"
@@ -347,11 +348,19 @@ def check_acquire(instrs, target):
     return True, "; ".join(a for _, a, _ in accesses)
 
 
+def _file_key(path):
+    """A source file by its name alone: the line info of a kernel compiled from another copy of
+    the same source (the package seen through build/python, or Triton's cache answering with a
+    kernel compiled from an earlier output directory) names a different directory. The names
+    involved (sync.py, _proxy.py, compile_check_probe.py, sync_<mutation>.py, ...) are unique
+    among a kernel's files."""
+    return os.path.basename(path)
+
+
 def site_instructions(all_instrs, path, line):
     """The instructions of `all_instrs` (from instructions()) that come from `path`:`line`."""
-    real = os.path.realpath(path)
-    return [s for p, ln, s in all_instrs
-            if ln == line and p is not None and os.path.realpath(p) == real]
+    key = _file_key(path)
+    return [s for p, ln, s in all_instrs if ln == line and p is not None and _file_key(p) == key]
 
 
 def ordering_sites(path, function, call):
@@ -413,7 +422,7 @@ def prepare(out_dir):
             text = text.replace(old, new)
         with open(_mutant_path(out_dir, tag), "w") as f:
             f.write(text + _MUTANT_CALLS)
-    with open(os.path.join(out_dir, "probe.py"), "w") as f:
+    with open(os.path.join(out_dir, "compile_check_probe.py"), "w") as f:
         f.write(_probe_source()[0])
 
 
@@ -435,7 +444,8 @@ def _all_jobs(out_dir):
         for spec in module.COMPILE_CHECKS:
             out.append((f"{module_name}.{spec['kernel'].__name__}", "example", spec["kernel"],
                         spec["signature"], spec["constexprs"]))
-    probe = _load_module("compile_check_probe", os.path.join(out_dir, "probe.py")).probe
+    probe_path = os.path.join(out_dir, "compile_check_probe.py")
+    probe = _load_module("compile_check_probe", probe_path).probe
     out.append(("probe", "probe", probe, {"p": "*u64", "out": "*u64"}, {}))
     for tag in MUTATIONS:
         # A module of the package, so its relative imports resolve to tessera.triton's.

@@ -143,7 +143,7 @@ def test_signals_waits_and_barrier_arrivals_are_system_scope(compiled, target):
 def _probe_instructions(compiled, target):
     (entry, ) = [e for e in _entries(compiled, target) if e["name"] == "probe"]
     instrs = cc.instructions(_asm(compiled, entry))
-    path = os.path.join(compiled["dir"], "probe.py")
+    path = os.path.join(compiled["dir"], "compile_check_probe.py")
     first = compiled["probe_first_line"]
     return [(call, sem, scope, cc.site_instructions(instrs, path, first + i))
             for i, (call, sem, scope) in enumerate(cc.PROBE_CALLS)]
