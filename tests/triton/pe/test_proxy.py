@@ -7,7 +7,9 @@ values, fence, quiet) are checked by value.
 Collective: both PEs run the same tests in the same order. Skipped where the peer is mapped (a
 single node)."""
 
+import ctypes
 import os
+import threading
 import time
 
 import numpy as np
@@ -245,4 +247,33 @@ def test_many_descriptors_pass_through_the_ring(rt, ctx, peer):
     assert int(out[0]) == rounds
     rt.barrier()
     assert int(view(word)[0]) == rounds + 0
+    rt.barrier()
+
+
+@triton.jit
+def _signal_adds(ctx, sig, peer, out, ROUNDS: tl.constexpr):
+    ok = tl.cast(1, tl.int32)
+    for _ in range(ROUNDS):
+        ok = ok & px.proxy_signal(sig, 1, 1, peer, ctx, FENCED=False)
+    tl.store(out, ok & px.proxy_quiet(ctx))
+
+
+def test_triton_and_host_producers_share_the_ring(rt, ctx, peer):
+    # One protocol, two producers at once: a host thread's rt.signal (the C++ host producer) and
+    # a Triton kernel push into the same ring; every ticket is served exactly once.
+    rounds = 40
+    sig = rt.zeros((1, ), dtype="uint64")
+    reserve = ctypes.c_uint64.from_address(int(ctx[7]))  # the ring's ticket counter
+    tickets = reserve.value
+    rt.barrier()
+    host = threading.Thread(target=lambda: [rt.signal(sig, 1, peer, op="add")
+                                            for _ in range(rounds)])
+    host.start()
+    ok = torch.zeros(1, dtype=torch.int32)
+    _signal_adds[(1, )](ctx, view(sig), peer, ok, ROUNDS=rounds)
+    host.join(timeout=60)
+    assert not host.is_alive() and ok.item() == 1
+    assert reserve.value - tickets >= 2 * rounds  # the host's descriptors went into this ring too
+    rt.barrier()
+    assert int(view(sig)[0]) == 2 * rounds
     rt.barrier()
