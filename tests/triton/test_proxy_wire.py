@@ -202,8 +202,8 @@ def test_contiguous_put_signal_is_one_descriptor(served, sig_op):
     _put_signal_tile[(1, )](job.ctx, job.heap[0:], job.heap[1024:], job.heap[2048:], ok, 9,
                             ROWS=2, COLS=8, DST_STRIDE=8, SIG_OP=sig_op)
     assert ok.item() == 1
-    assert_encodes(ring.served_all(), [("put_signal", (PEER, 0, job.addr(1024), 128, job.offset(2048), 9,
-                                                sig_op))])
+    expected = ("put_signal", (PEER, 0, job.addr(1024), 128, job.offset(2048), 9, sig_op))
+    assert_encodes(ring.served_all(), [expected])
 
 
 def test_strided_put_signal_is_rows_then_a_fenced_signal(served):
@@ -265,8 +265,9 @@ def test_unfetched_atomic_is_not_collected(served):
     out = torch.full((2, ), -1, dtype=torch.int64)
     _atomic_block[(1, )](job.ctx, job.heap[16:], val, val, out, N=2, AMO=px.AMO_ADD.value,
                          FETCH=False, FENCED=False)
-    assert_encodes(ring.served_all(), [("atomic", (pr.OPS["atomic"], pr.AMOS["add"], pr.WORDS["i64"], PEER,
-                                           128, 1, 0, False))])
+    expected = ("atomic", (pr.OPS["atomic"], pr.AMOS["add"], pr.WORDS["i64"], PEER, 128, 1, 0,
+                           False))
+    assert_encodes(ring.served_all(), [expected])
     assert out.tolist() == [0, 0]
 
 

@@ -272,8 +272,8 @@ def _push_runs(remote, local, mask, pe, ctx, RMA_OP: tl.constexpr, WAIT: tl.cons
         nbytes = ((end - first) * ESZ).to(tl.uint64)
         if SIGNAL and pushed == 0 and n_left == 0:
             # The whole tile is one run: one descriptor, delivered then signalled.
-            t, ok = proxy_push(ctx, PROXY_OP_PUT_SIGNAL, 0, 0, 0, pe, _heap_offset(r0, ctx), l0, nbytes,
-                               sig_offset, sig_value, sig_op, OP)
+            t, ok = proxy_push(ctx, PROXY_OP_PUT_SIGNAL, 0, 0, 0, pe, _heap_offset(r0, ctx), l0,
+                               nbytes, sig_offset, sig_value, sig_op, OP)
             signalled = 1
         else:
             t, ok = proxy_push(ctx, RMA_OP, 0, 0, 0, pe, _heap_offset(r0, ctx), l0, nbytes, 0, 0,
@@ -283,8 +283,8 @@ def _push_runs(remote, local, mask, pe, ctx, RMA_OP: tl.constexpr, WAIT: tl.cons
         if ok == 0:
             n_left = 0
     if SIGNAL and signalled == 0 and ok != 0:
-        t, ok = proxy_push(ctx, PROXY_OP_SIGNAL, 0, 0, FLAG_FENCED, pe, 0, 0, 0, sig_offset, sig_value,
-                           sig_op, OP)
+        t, ok = proxy_push(ctx, PROXY_OP_SIGNAL, 0, 0, FLAG_FENCED, pe, 0, 0, 0, sig_offset,
+                           sig_value, sig_op, OP)
         last = t
         pushed = 1
     if WAIT and pushed != 0 and ok != 0:
