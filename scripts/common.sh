@@ -110,10 +110,12 @@ tessera_python_env() {
       "Python package (python tests skipped)"
     return 0
   fi
-  # torch (about 70 s and 5 GB the first time) is optional: without it the torch tests skip.
-  if ! "$venv/bin/python" -c 'import torch' 2>/dev/null &&
-    ! "$venv/bin/pip" install -q --disable-pip-version-check torch; then
-    tessera_log "cannot install torch from PyPI: the torch tests of the python label are skipped"
+  # torch and triton (about 70 s and 5 GB the first time) are optional: without them the torch
+  # tests skip and the triton label is empty. Installed together so triton is the one torch pins.
+  if ! "$venv/bin/python" -c 'import torch, triton' 2>/dev/null &&
+    ! "$venv/bin/pip" install -q --disable-pip-version-check torch triton; then
+    tessera_log "cannot install torch and triton from PyPI: the torch tests of the python label" \
+      "are skipped and the triton label is empty"
   fi
   TESSERA_CMAKE_ARGS+=(-DTESSERA_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$venv/bin/python")
 }

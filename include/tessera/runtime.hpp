@@ -104,6 +104,11 @@ class Runtime {
 
   // The value to pass to kernels.
   device::Context device_context() const;
+  // For kernels that cannot throw (Triton kernels, tessera.triton): when one left a failure in
+  // this PE's failure record (device/failure_record.hpp), throws the Error the C++ device API
+  // raises for that failure, with the same message, and clears the record; throws
+  // Error(peer_lost) when another PE has aborted the job. Returns when neither.
+  void check_device_failure();
   // This PE's default stream: kernels launched on it run in order; valid until finalize, which
   // waits for its work.
   Stream& stream() const;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tessera/device/device.hpp"
+
 namespace tessera::python {
 
 namespace {
@@ -20,39 +22,129 @@ nb::object owned_array(std::vector<T> values) {
   return nb::cast(arr, nb::rv_policy::reference);
 }
 
-std::int64_t addr(const void* p) {
-  return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p));
-}
-
-}  // namespace
-
-nb::object heap_bases(const Runtime& rt) {
+std::vector<std::uint64_t> host_heap_bases(const Runtime& rt) {
   std::vector<std::uint64_t> bases(static_cast<std::size_t>(rt.n_pes()));
   for (int pe = 0; pe < rt.n_pes(); ++pe) {
     bases[static_cast<std::size_t>(pe)] =
         reinterpret_cast<std::uintptr_t>(rt.ptr(rt.heap_base(), pe));
   }
-  return owned_array(std::move(bases));
+  return bases;
 }
 
-nb::object device_context_array(const Runtime& rt) {
+std::vector<std::int64_t> flat_context(const Runtime& rt) {
   const device::Context c = rt.device_context();
-  std::vector<std::int64_t> v = {c.my_pe,
-                                 c.n_pes,
-                                 static_cast<std::int64_t>(c.heap_size),
-                                 static_cast<std::int64_t>(c.timeout_ns),
-                                 static_cast<std::int64_t>(c.flags),
-                                 addr(c.peer_base),
-                                 addr(c.control_page),
-                                 addr(c.proxy),
-                                 addr(c.allocations)};
-  return owned_array(std::move(v));
+  const std::vector<std::uint64_t> bases = host_heap_bases(rt);
+  std::vector<std::int64_t> words(device::FlatContext::words(c.n_pes));
+  device::flatten(c, bases.data(), words.data());
+  return words;
+}
+
+}  // namespace
+
+nb::object heap_bases(const Runtime& rt) { return owned_array(host_heap_bases(rt)); }
+
+nb::object device_context_array(const Runtime& rt) {
+  std::vector<std::int64_t> words = flat_context(rt);
+  words.resize(device::FlatContext::kNamedWords);
+  return owned_array(std::move(words));
 }
 
 nb::tuple device_context_fields() {
   nb::list l;
-  for (const char* f : kDeviceContextFields) l.append(f);
+  for (const char* f : device::FlatContext::kNames) l.append(f);
   return nb::tuple(l);
+}
+
+nb::list triton_context_words(const Runtime& rt) {
+  nb::list l;
+  for (std::int64_t w : flat_context(rt)) l.append(w);
+  return l;
+}
+
+nb::dict triton_context_layout() {
+  using device::Context;
+  using device::FailureRecord;
+  using device::FlatContext;
+  nb::dict d;
+  for (std::size_t i = 0; i < FlatContext::kNamedWords; ++i) d[FlatContext::kNames[i]] = i;
+  d["header_words"] = FlatContext::kHeaderWords;
+  d["heap_bases"] = FlatContext::kHeapBases;
+
+  nb::dict control;
+  control["barrier_arrivals"] = Context::kBarrierArrivals;
+  control["barrier_entered"] = Context::kBarrierEntered;
+  control["abort_word"] = Context::kAbortWord;
+  control["barrier_seen"] = Context::kBarrierSeen;
+  control["barrier_seen_pes"] = Context::kBarrierSeenPes;
+  control["failure_record"] = Context::kFailureRecordWord;
+  d["control_words"] = control;
+
+  nb::dict abort;
+  abort["failed"] = static_cast<std::uint32_t>(device::AbortReason::failed);
+  abort["died"] = static_cast<std::uint32_t>(device::AbortReason::died);
+  d["abort_reasons"] = abort;
+
+  nb::dict record;
+  record["state"] = FailureRecord::kState;
+  record["code"] = FailureRecord::kCode;
+  record["kind"] = FailureRecord::kKind;
+  record["op"] = FailureRecord::kOp;
+  record["pe"] = FailureRecord::kPe;
+  record["args"] = FailureRecord::kArgs;
+  record["arg_count"] = FailureRecord::kArgCount;
+  record["words"] = FailureRecord::kWords;
+  d["failure_words"] = record;
+
+  nb::dict states;
+  states["empty"] = FailureRecord::kEmpty;
+  states["writing"] = FailureRecord::kWriting;
+  states["complete"] = FailureRecord::kComplete;
+  d["failure_states"] = states;
+
+  using device::FailureKind;
+  nb::dict kinds;
+  kinds["wait_timeout"] = static_cast<std::uint64_t>(FailureKind::wait_timeout);
+  kinds["barrier_timeout"] = static_cast<std::uint64_t>(FailureKind::barrier_timeout);
+  kinds["aborted"] = static_cast<std::uint64_t>(FailureKind::aborted);
+  kinds["pe_out_of_range"] = static_cast<std::uint64_t>(FailureKind::pe_out_of_range);
+  kinds["pe_not_mapped"] = static_cast<std::uint64_t>(FailureKind::pe_not_mapped);
+  kinds["outside_heap"] = static_cast<std::uint64_t>(FailureKind::outside_heap);
+  kinds["proxy_timeout"] = static_cast<std::uint64_t>(FailureKind::proxy_timeout);
+  kinds["proxy_failed"] = static_cast<std::uint64_t>(FailureKind::proxy_failed);
+  d["failure_kinds"] = kinds;
+
+  nb::dict ops;
+  for (std::size_t i = 0; i < device::kFailureOpCount; ++i) ops[device::kFailureOps[i]] = i;
+  d["failure_ops"] = ops;
+  nb::dict roles;
+  for (std::size_t i = 0; i < device::kFailureRoleCount; ++i) roles[device::kFailureRoles[i]] = i;
+  d["failure_roles"] = roles;
+
+  using device::FailureCode;
+  nb::dict codes;
+  codes["timeout"] = static_cast<unsigned>(FailureCode::timeout);
+  codes["invalid_argument"] = static_cast<unsigned>(FailureCode::invalid_argument);
+  codes["transport"] = static_cast<unsigned>(FailureCode::transport);
+  codes["peer_lost"] = static_cast<unsigned>(FailureCode::peer_lost);
+  d["failure_codes"] = codes;
+
+  using device::Cmp;
+  nb::dict cmp;
+  cmp["eq"] = static_cast<unsigned>(Cmp::eq);
+  cmp["ne"] = static_cast<unsigned>(Cmp::ne);
+  cmp["gt"] = static_cast<unsigned>(Cmp::gt);
+  cmp["ge"] = static_cast<unsigned>(Cmp::ge);
+  cmp["lt"] = static_cast<unsigned>(Cmp::lt);
+  cmp["le"] = static_cast<unsigned>(Cmp::le);
+  d["cmp"] = cmp;
+  nb::dict sig;
+  sig["set"] = static_cast<unsigned>(device::SignalOp::set);
+  sig["add"] = static_cast<unsigned>(device::SignalOp::add);
+  d["signal_ops"] = sig;
+  nb::dict flags;
+  flags["checked"] = static_cast<unsigned>(device::kCheckedMode);
+  d["context_flags"] = flags;
+  return d;
 }
 
 }  // namespace tessera::python

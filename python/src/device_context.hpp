@@ -1,5 +1,6 @@
-// The addresses kernels written in Python (Triton) need, as small host arrays: the heap-base
-// table and the kernel Context's fields.
+// The addresses kernels written in Python (Triton) need: the heap-base table, the kernel
+// Context's fields, and the flat context tessera.triton reads (device/flat_context.hpp) with
+// the layout of everything it addresses.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -10,23 +11,14 @@ namespace tessera::python {
 
 namespace nb = nanobind;
 
-// Field order of Runtime.device_context(), one int64 each; exported as
-// tessera.DEVICE_CONTEXT_FIELDS. Pointers are addresses as this process (and its kernels) see them.
-// Appending keeps indices stable; never reorder.
-inline constexpr const char* kDeviceContextFields[] = {
-    "my_pe",         // this PE
-    "n_pes",         // PEs in the job
-    "heap_size",     // bytes of every PE's heap
-    "timeout_ns",    // bound of every wait; 0 = forever
-    "flags",         // device::ContextFlags (bit 0: checked mode)
-    "peer_base",     // address of the n_pes heap-base table (null entries: not mapped)
-    "control_page",  // the control page: barrier counters, abort word (word 16)
-    "proxy",         // this PE's network proxy ring, or 0
-    "allocations",   // the allocator's live-block table, or 0
-};
-
 nb::object heap_bases(const Runtime& rt);
+// The named words of the flat context, in the order of tessera.DEVICE_CONTEXT_FIELDS.
 nb::object device_context_array(const Runtime& rt);
 nb::tuple device_context_fields();
+// Every word of the flat context (header and heap bases), as Python ints.
+nb::list triton_context_words(const Runtime& rt);
+// tessera.TRITON_CONTEXT_WORDS: the word indices of the flat context and the layouts and enum
+// values of what it points at (control page, failure record) and of the calls' operands.
+nb::dict triton_context_layout();
 
 }  // namespace tessera::python

@@ -11,18 +11,21 @@ namespace tessera::python {
 void bind_errors(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_bench(nb::module_& m);
+void bind_proxy_wire(nb::module_& m);
 }  // namespace tessera::python
 
 NB_MODULE(_tessera, m) {
   namespace tp = tessera::python;
   m.attr("__version__") = TESSERA_VERSION;
   m.attr("DEVICE_CONTEXT_FIELDS") = tp::device_context_fields();
+  m.attr("TRITON_CONTEXT_WORDS") = tp::triton_context_layout();
   tp::bind_errors(m);
   tp::bind_array(m);
   tp::bind_runtime(m);
   nanobind::module_ ops = m.def_submodule("ops", "Fused compute-communication ops.");
   tp::bind_ops(ops);
   tp::bind_bench(m);
+  tp::bind_proxy_wire(m);
   m.def(
       "backend_available",
       [](const std::string& name) {

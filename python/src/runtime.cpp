@@ -319,7 +319,20 @@ void bind_runtime(nb::module_& m) {
           "uint64 array [n_pes]: each PE's heap base as mapped in this process (0: not mapped).")
       .def(
           "device_context", [](const PyRuntime& s) { return device_context_array(s.rt()); },
-          "int64 array of the kernel Context's fields, laid out as tessera.DEVICE_CONTEXT_FIELDS.");
+          "int64 array of the kernel Context's fields, laid out as tessera.DEVICE_CONTEXT_FIELDS.")
+      .def(
+          "_triton_context_words", [](const PyRuntime& s) { return triton_context_words(s.rt()); },
+          "The flat context's words (tessera.TRITON_CONTEXT_WORDS); rt.triton_context() makes "
+          "the tensor.")
+      .def(
+          "check_device",
+          [](const PyRuntime& s) {
+            nb::gil_scoped_release unlocked;
+            s.rt().check_device_failure();
+          },
+          "Raises the failure a Triton kernel (tessera.triton) recorded on this PE, as the C++ "
+          "device API would have raised it (same message), and clears it; raises PeerLostError "
+          "when another PE aborted the job. Returns None when neither.");
 
   m.def(
       "init", &init, "heap_size"_a = nb::none(), "timeout"_a = nb::none(), "backend"_a = nb::none(),

@@ -19,6 +19,7 @@ from .errors import (
 )
 from ._tessera import (
     DEVICE_CONTEXT_FIELDS,
+    TRITON_CONTEXT_WORDS,
     Array,
     Runtime,
     __version__,
@@ -27,11 +28,29 @@ from ._tessera import (
 )
 from . import ops
 
+
+def _triton_context(self, device=None):
+    """The flat kernel context tessera.triton's functions take (``ctx``): a 1-D torch.int64
+    tensor, laid out as ``tessera.TRITON_CONTEXT_WORDS`` (device/tessera/device/flat_context.hpp):
+    this PE, the number of PEs, the heap size, the wait bound, the flags, the control page, the
+    proxy ring, the failure record and every PE's heap base as mapped here (0: another node).
+    It lives on ``device`` (default: where the heap is: the CPU on the host backend, this PE's GPU
+    on a GPU backend). Make it once after init; it stays valid until finalize."""
+    import torch
+
+    if device is None:
+        device = "cpu" if self.backend == "host" else torch.device("cuda", torch.cuda.current_device())
+    return torch.tensor(self._triton_context_words(), dtype=torch.int64, device=device)
+
+
+Runtime.triton_context = _triton_context
+
 __all__ = [
     "Array",
     "BackendError",
     "BootstrapError",
     "DEVICE_CONTEXT_FIELDS",
+    "TRITON_CONTEXT_WORDS",
     "Error",
     "InternalError",
     "InvalidArgumentError",

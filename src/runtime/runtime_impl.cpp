@@ -47,9 +47,10 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   // Build the heap and map the node's peers. Each segment is the user heap followed, at a
   // page-aligned offset, by the runtime's control area: the same offset on every PE, outside
   // everything malloc hands out and every device heap check. Its first page holds the words
-  // peers write (device barrier, abort word); the pages after it this PE's allocation table.
+  // peers write (device barrier, abort word); the pages after it this PE's allocation table and
+  // the failure record of its kernels (device/failure_record.hpp).
   const std::size_t control_offset = (options_.heap_size + 4095) / 4096 * 4096;
-  const std::size_t segment_bytes = control_offset + 4096 + device::AllocationTable::kBytes;
+  const std::size_t segment_bytes = control_offset + device::kControlAreaBytes;
   // TESSERA_P2P=0 maps no peer: every other PE is reached through the network proxy.
   const std::vector<int> mapped_pes = options_.p2p ? job.node_pes : std::vector<int>{pe_};
   const SegmentRequest request{*bootstrap_, pe_,           n_pes_,

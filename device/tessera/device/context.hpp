@@ -48,10 +48,16 @@ struct Context {
   // arrives, so a barrier that times out can name the PEs that never came.
   static constexpr std::size_t kBarrierSeen = 24;
   static constexpr std::size_t kBarrierWordsBytes = 4096;
+  // The failure record (failure_record.hpp) of this PE's kernels, in the control area's last
+  // page (this PE's own memory, after the allocation table): word index from control_page.
+  static constexpr std::size_t kFailureRecordWord = (4096 + 96 * 1024) / sizeof(std::uint64_t);
   static constexpr int kBarrierSeenPes =
       static_cast<int>(kBarrierWordsBytes / sizeof(std::uint64_t) - kBarrierSeen);
 
   TESSERA_HOST_DEVICE char* local_base() const { return peer_base[my_pe]; }
+  TESSERA_HOST_DEVICE std::uint64_t* failure_record() const {
+    return control_page != nullptr ? &control_page[kFailureRecordWord] : nullptr;
+  }
   TESSERA_HOST_DEVICE bool checked() const { return (flags & kCheckedMode) != 0; }
 
   // True when [p, p + bytes) lies inside this PE's heap.
@@ -121,5 +127,10 @@ struct AllocationTable {
       (kBytes / sizeof(std::uint64_t) - kEntries) / kWordsPerEntry;
   static constexpr std::uint64_t kOverflow = ~std::uint64_t{0};
 };
+static_assert(Context::kFailureRecordWord * sizeof(std::uint64_t) == 4096 + AllocationTable::kBytes,
+              "the failure record's page follows the allocation table");
+// Bytes of the control area: the page peers write, the allocation table, the failure record's
+// page.
+inline constexpr std::size_t kControlAreaBytes = 4096 + AllocationTable::kBytes + 4096;
 
 }  // namespace tessera::device

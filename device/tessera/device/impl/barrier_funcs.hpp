@@ -12,6 +12,31 @@
 namespace tessera::device {
 namespace detail {
 
+// The diagnostic of barrier #n timing out with the arrival counter at `seen`: names the PEs that
+// have not entered it (from the kBarrierSeen words they write before arriving). Shared with the
+// host's reading of a failure record (failure_record.hpp).
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_barrier_timeout(
+    Message& m, const Context& ctx, const char* what, std::uint64_t n, std::uint64_t seen) {
+  const std::uint64_t target = n * static_cast<std::uint64_t>(ctx.n_pes);
+  m << what << " on PE " << ctx.my_pe << " timed out after "
+    << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms in barrier #" << n
+    << ": arrival counter (control area) awaited (value >= " << target << "), saw " << seen;
+  if (ctx.n_pes <= Context::kBarrierSeenPes) {
+    m << "; not yet entered by PE";
+    int listed = 0;
+    for (int pe = 0; pe < ctx.n_pes; ++pe) {
+      const std::uint64_t entered = platform::atomic_load(
+          &ctx.control_page[Context::kBarrierSeen + static_cast<std::size_t>(pe)], Sem::relaxed,
+          Scope::system);
+      if (entered >= n) continue;
+      if (listed < 16) m << (listed == 0 ? " " : ", ") << pe << " (at #" << entered << ")";
+      ++listed;
+    }
+    if (listed > 16) m << " and " << (listed - 16) << " more";
+    if (listed == 0) m << " none (their arrivals are still in flight)";
+  }
+}
+
 // Waits for the barrier's arrivals; on timeout names the PEs that have not entered barrier n
 // (from the kBarrierSeen words they write before arriving).
 TESSERA_KERNEL_CODE inline void barrier_wait(const Context& ctx, std::uint64_t n,
@@ -26,23 +51,7 @@ TESSERA_KERNEL_CODE inline void barrier_wait(const Context& ctx, std::uint64_t n
     if (seen >= target) return;
     broadcast_abort(ctx);
     Message m;
-    m << what << " on PE " << ctx.my_pe << " timed out after "
-      << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms in barrier #" << n
-      << ": arrival counter (control area) awaited (value >= " << target << "), saw " << seen;
-    if (ctx.n_pes <= Context::kBarrierSeenPes) {
-      m << "; not yet entered by PE";
-      int listed = 0;
-      for (int pe = 0; pe < ctx.n_pes; ++pe) {
-        const std::uint64_t entered = platform::atomic_load(
-            &ctx.control_page[Context::kBarrierSeen + static_cast<std::size_t>(pe)], Sem::relaxed,
-            Scope::system);
-        if (entered >= n) continue;
-        if (listed < 16) m << (listed == 0 ? " " : ", ") << pe << " (at #" << entered << ")";
-        ++listed;
-      }
-      if (listed > 16) m << " and " << (listed - 16) << " more";
-      if (listed == 0) m << " none (their arrivals are still in flight)";
-    }
+    describe_barrier_timeout(m, ctx, what, n, seen);
     platform::report_failure(FailureCode::timeout, m.c_str());
   }
 }

@@ -19,22 +19,43 @@ namespace tessera::device::detail {
 template <class T>
 using identity_t = std::type_identity_t<T>;
 
+// The diagnostics of a PE outside the job and of a PE whose heap is not mapped here, shared by
+// the checks below and by the host's reading of a failure record (failure_record.hpp).
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_pe_out_of_range(Message& m, int my_pe,
+                                                                      int n_pes, const char* what,
+                                                                      int pe) {
+  m << what << " on PE " << my_pe << ": target PE " << pe << " is outside [0, " << n_pes << ")";
+}
+
+// `proxy_running`: the network proxy reaches `pe` (put/get/signal/atomics go through it), but the
+// call needs load/store access to its heap.
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_pe_not_mapped(Message& m, int my_pe,
+                                                                    const char* what, int pe,
+                                                                    bool proxy_running) {
+  m << what << " on PE " << my_pe << ": PE " << pe
+    << "'s heap is not mapped here (it is on another node); ";
+  if (proxy_running) {
+    m << what
+      << " needs load/store access to it, which the network proxy does not give (put, get, "
+         "signals and atomics reach it through the proxy)";
+  } else {
+    m << "reaching it needs the network transport (proxy), which is not running (Tessera built "
+         "without libfabric, or TESSERA_FABRIC=off)";
+  }
+}
+
 // The base of `pe`'s heap as mapped here; fails with invalid_argument for a PE outside the job
 // and with transport for a PE whose heap is not mapped (another node).
 TESSERA_HOST_DEVICE inline char* peer_heap(const Context& ctx, int pe, const char* what) {
   if (pe < 0 || pe >= ctx.n_pes) {
     Message m;
-    m << what << " on PE " << ctx.my_pe << ": target PE " << pe << " is outside [0, " << ctx.n_pes
-      << ")";
+    describe_pe_out_of_range(m, ctx.my_pe, ctx.n_pes, what, pe);
     platform::report_failure(FailureCode::invalid_argument, m.c_str());
   }
   char* base = ctx.peer_base[pe];
   if (base == nullptr) {
     Message m;
-    m << what << " on PE " << ctx.my_pe << ": PE " << pe
-      << "'s heap is not mapped here (it is on another node); reaching it needs the network "
-         "transport (proxy), which is not running (Tessera built without libfabric, or "
-         "TESSERA_FABRIC=off)";
+    describe_pe_not_mapped(m, ctx.my_pe, what, pe, ctx.proxy != nullptr);
     platform::report_failure(FailureCode::transport, m.c_str());
   }
   return base;
@@ -123,6 +144,39 @@ TESSERA_HOST_DEVICE inline void broadcast_abort(const Context& ctx) {
   }
 }
 
+// Why [p, p + bytes) fails check_in_heap: it runs past its allocation, lies in no live
+// allocation, or is not inside the heap. Shared with the host's reading of a failure record.
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_outside_heap(Message& m, const Context& ctx,
+                                                                   const void* p, std::size_t bytes,
+                                                                   const char* what,
+                                                                   const char* role) {
+  m << what << " on PE " << ctx.my_pe << ": " << role << " [";
+  const bool inside = ctx.in_heap(p, bytes == 0 ? 1 : bytes);
+  const AllocationLookup a =
+      inside ? find_allocation(ctx, static_cast<std::uint64_t>(ctx.heap_offset(p)))
+             : AllocationLookup{};
+  if (inside && a.known) {
+    const auto offset = static_cast<std::uint64_t>(ctx.heap_offset(p));
+    m << "heap offset " << offset << ", +" << static_cast<std::uint64_t>(bytes) << " bytes) ";
+    if (a.found) {
+      m << "runs past the end of its allocation #" << a.index << " [offset " << a.begin << ", +"
+        << a.bytes << " bytes) by " << (offset + bytes - (a.begin + a.bytes)) << " bytes";
+    } else {
+      m << "is not inside any live allocation of the symmetric heap (freed, or never allocated)";
+    }
+    return;
+  }
+  auto addr = reinterpret_cast<std::uintptr_t>(p);
+  auto base = reinterpret_cast<std::uintptr_t>(ctx.local_base());
+  if (addr >= base && addr - base < ctx.heap_size) {
+    m << "heap offset " << static_cast<std::uint64_t>(addr - base);
+  } else {
+    m << "address " << static_cast<std::uint64_t>(addr) << " (outside the heap)";
+  }
+  m << ", +" << static_cast<std::uint64_t>(bytes) << " bytes) is not inside the symmetric heap of "
+    << static_cast<std::uint64_t>(ctx.heap_size) << " bytes";
+}
+
 // Checked mode: [p, p + bytes) must lie inside this PE's heap, and inside one live allocation
 // (when the Context carries the allocation table).
 TESSERA_HOST_DEVICE inline void check_in_heap(const Context& ctx, const void* p, std::size_t bytes,
@@ -132,28 +186,9 @@ TESSERA_HOST_DEVICE inline void check_in_heap(const Context& ctx, const void* p,
     const auto offset = static_cast<std::uint64_t>(ctx.heap_offset(p));
     const AllocationLookup a = find_allocation(ctx, offset);
     if (!a.known || (a.found && bytes <= a.bytes - (offset - a.begin))) return;
-    Message m;
-    m << what << " on PE " << ctx.my_pe << ": " << role << " [heap offset " << offset << ", +"
-      << static_cast<std::uint64_t>(bytes) << " bytes) ";
-    if (a.found) {
-      m << "runs past the end of its allocation #" << a.index << " [offset " << a.begin << ", +"
-        << a.bytes << " bytes) by " << (offset + bytes - (a.begin + a.bytes)) << " bytes";
-    } else {
-      m << "is not inside any live allocation of the symmetric heap (freed, or never allocated)";
-    }
-    platform::report_failure(FailureCode::invalid_argument, m.c_str());
   }
   Message m;
-  m << what << " on PE " << ctx.my_pe << ": " << role << " [";
-  auto a = reinterpret_cast<std::uintptr_t>(p);
-  auto b = reinterpret_cast<std::uintptr_t>(ctx.local_base());
-  if (a >= b && a - b < ctx.heap_size) {
-    m << "heap offset " << static_cast<std::uint64_t>(a - b);
-  } else {
-    m << "address " << static_cast<std::uint64_t>(a) << " (outside the heap)";
-  }
-  m << ", +" << static_cast<std::uint64_t>(bytes) << " bytes) is not inside the symmetric heap of "
-    << static_cast<std::uint64_t>(ctx.heap_size) << " bytes";
+  describe_outside_heap(m, ctx, p, bytes, what, role);
   platform::report_failure(FailureCode::invalid_argument, m.c_str());
 }
 

@@ -16,6 +16,18 @@
 
 namespace tessera::device::detail {
 
+// The diagnostic of a producer that waited too long for the proxy (a slot, a result or
+// completion); shared with the host's reading of a failure record (failure_record.hpp).
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_proxy_timeout(Message& m, int my_pe,
+                                                                    std::uint64_t timeout_ns,
+                                                                    const char* what,
+                                                                    std::uint64_t seen,
+                                                                    std::uint64_t value) {
+  m << what << " on PE " << my_pe << " timed out after "
+    << static_cast<std::uint64_t>(timeout_ns / 1000000)
+    << " ms waiting for the network proxy (ticket state " << seen << ", awaited " << value << ")";
+}
+
 // Waits, bounded, until `*word >= value` (`==` when exact), watching for a proxy failure and for
 // the job aborting; reports a timeout naming `what`.
 TESSERA_HOST_DEVICE inline void ring_wait(const WaitWatch& w, const std::uint64_t* word,
@@ -29,10 +41,7 @@ TESSERA_HOST_DEVICE inline void ring_wait(const WaitWatch& w, const std::uint64_
       },
       [&] {
         Message m;
-        m << what << " on PE " << w.my_pe << " timed out after "
-          << static_cast<std::uint64_t>(w.timeout_ns / 1000000)
-          << " ms waiting for the network proxy (ticket state " << seen << ", awaited " << value
-          << ")";
+        describe_proxy_timeout(m, w.my_pe, w.timeout_ns, what, seen, value);
         platform::report_failure(FailureCode::timeout, m.c_str());
       });
 }

@@ -23,6 +23,20 @@ TESSERA_HOST_DEVICE inline void describe_signal(Message& m, const Context& ctx,
   }
 }
 
+// The diagnostic of a wait on `sig` that ran out of time; shared with the host's reading of a
+// failure record (failure_record.hpp).
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_wait_timeout(Message& m, const Context& ctx,
+                                                                   const char* what,
+                                                                   const std::uint64_t* sig,
+                                                                   Cmp cmp, std::uint64_t value,
+                                                                   std::uint64_t seen, int writer) {
+  m << what << " on PE " << ctx.my_pe << " timed out after "
+    << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: ";
+  describe_signal(m, ctx, sig);
+  m << " awaited (value " << to_string(cmp) << " " << value << "), saw " << seen;
+  if (writer >= 0) m << "; PE " << writer << " was expected to write it";
+}
+
 // Reports a wait on `sig` that ran out of time, after marking the job as aborting (so peers stop
 // waiting for this PE). `writer` is the PE expected to update the signal, or -1 when the
 // operation does not know.
@@ -31,11 +45,7 @@ TESSERA_NORETURN TESSERA_COLD TESSERA_HOST_DEVICE inline void report_wait_timeou
     std::uint64_t seen, int writer) {
   broadcast_abort(ctx);
   Message m;
-  m << what << " on PE " << ctx.my_pe << " timed out after "
-    << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: ";
-  describe_signal(m, ctx, sig);
-  m << " awaited (value " << to_string(cmp) << " " << value << "), saw " << seen;
-  if (writer >= 0) m << "; PE " << writer << " was expected to write it";
+  describe_wait_timeout(m, ctx, what, sig, cmp, value, seen, writer);
   platform::report_failure(FailureCode::timeout, m.c_str());
 }
 

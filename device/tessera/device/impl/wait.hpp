@@ -34,6 +34,18 @@ TESSERA_HOST_DEVICE inline WaitWatch watch_of(const Context& ctx) {
   return w;
 }
 
+// The diagnostic of `what` giving up because the abort word reads `word`; shared with the host's
+// reading of a failure record (failure_record.hpp).
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_abort(Message& m, int my_pe, const char* what,
+                                                            std::uint64_t word) {
+  m << what << " on PE " << my_pe << " gave up: PE " << abort_pe(word);
+  if (abort_reason(word) == AbortReason::died) {
+    m << " is lost (its process ended)";
+  } else {
+    m << " failed and aborted the job (its own message says why)";
+  }
+}
+
 // Fails with peer_lost when the job is aborting (the abort word is set): some PE failed and
 // left, or died.
 TESSERA_HOST_DEVICE inline void check_abort(const WaitWatch& w, const char* what) {
@@ -41,12 +53,7 @@ TESSERA_HOST_DEVICE inline void check_abort(const WaitWatch& w, const char* what
   const std::uint64_t word = platform::atomic_load(w.abort_word, Sem::relaxed, Scope::system);
   if (word == 0) return;
   Message m;
-  m << what << " on PE " << w.my_pe << " gave up: PE " << abort_pe(word);
-  if (abort_reason(word) == AbortReason::died) {
-    m << " is lost (its process ended)";
-  } else {
-    m << " failed and aborted the job (its own message says why)";
-  }
+  describe_abort(m, w.my_pe, what, word);
   platform::report_failure(FailureCode::peer_lost, m.c_str());
 }
 

@@ -1,0 +1,63 @@
+// The Context as a flat array of 64-bit words, for kernels that cannot take a C++ struct: Triton
+// kernels (tessera.triton, rt.triton_context()) read it through a pointer. The one definition of
+// its layout; the Python package exports the word indices (tessera.TRITON_CONTEXT_WORDS) and a
+// test holds tessera.triton's copy of them to it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/device/context.hpp"
+
+namespace tessera::device {
+
+struct FlatContext {
+  // Word indices (pointers as addresses). Never reorder; new words take reserved ones.
+  static constexpr std::size_t kMyPe = 0;
+  static constexpr std::size_t kNPes = 1;
+  static constexpr std::size_t kHeapSize = 2;
+  static constexpr std::size_t kTimeoutNs = 3;
+  static constexpr std::size_t kFlags = 4;          // ContextFlags
+  static constexpr std::size_t kPeerBase = 5;       // address of the heap-base table
+  static constexpr std::size_t kControlPage = 6;    // address of Context::control_page
+  static constexpr std::size_t kProxy = 7;          // address of the proxy ring, or 0
+  static constexpr std::size_t kAllocations = 8;    // address of the allocation table, or 0
+  static constexpr std::size_t kFailureRecord = 9;  // address of Context::failure_record()
+  static constexpr std::size_t kHeaderWords = 16;   // words 10..15 are reserved (0)
+  static constexpr std::size_t kHeapBases = 16;     // + pe: heap base of pe here, 0: not mapped
+
+  static constexpr const char* kNames[] = {
+      "my_pe",     "n_pes",        "heap_size", "timeout_ns",  "flags",
+      "peer_base", "control_page", "proxy",     "allocations", "failure_record",
+  };
+  static constexpr std::size_t kNamedWords = sizeof(kNames) / sizeof(kNames[0]);
+
+  static constexpr std::size_t words(int n_pes) {
+    return kHeaderWords + static_cast<std::size_t>(n_pes);
+  }
+};
+
+// Writes `ctx` as FlatContext::words(ctx.n_pes) words into `out`. `heap_bases` holds the n_pes
+// heap bases as host code reads them (ctx.peer_base may be device memory).
+inline void flatten(const Context& ctx, const std::uint64_t* heap_bases, std::int64_t* out) {
+  auto addr = [](const void* p) {
+    return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p));
+  };
+  for (std::size_t i = 0; i < FlatContext::words(ctx.n_pes); ++i) out[i] = 0;
+  out[FlatContext::kMyPe] = ctx.my_pe;
+  out[FlatContext::kNPes] = ctx.n_pes;
+  out[FlatContext::kHeapSize] = static_cast<std::int64_t>(ctx.heap_size);
+  out[FlatContext::kTimeoutNs] = static_cast<std::int64_t>(ctx.timeout_ns);
+  out[FlatContext::kFlags] = static_cast<std::int64_t>(ctx.flags);
+  out[FlatContext::kPeerBase] = addr(ctx.peer_base);
+  out[FlatContext::kControlPage] = addr(ctx.control_page);
+  out[FlatContext::kProxy] = addr(ctx.proxy);
+  out[FlatContext::kAllocations] = addr(ctx.allocations);
+  out[FlatContext::kFailureRecord] = addr(ctx.failure_record());
+  for (int pe = 0; pe < ctx.n_pes; ++pe) {
+    out[FlatContext::kHeapBases + static_cast<std::size_t>(pe)] =
+        static_cast<std::int64_t>(heap_bases[pe]);
+  }
+}
+
+}  // namespace tessera::device

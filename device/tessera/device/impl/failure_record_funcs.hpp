@@ -1,0 +1,82 @@
+// The diagnostic of a failure record (failure_record.hpp), built by the describe_* functions the
+// C++ device API reports with, so a Triton kernel's failure reads like a C++ kernel's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/device/barrier.hpp"
+#include "tessera/device/context.hpp"
+#include "tessera/device/failure.hpp"
+#include "tessera/device/failure_record.hpp"
+#include "tessera/device/impl/check.hpp"
+#include "tessera/device/impl/wait.hpp"
+#include "tessera/device/order.hpp"
+#include "tessera/device/proxy.hpp"
+#include "tessera/device/signal.hpp"
+
+namespace tessera::device::detail {
+
+// Writes the diagnostic of the complete record `rec` (FailureRecord::kWords words) of the PE of
+// `ctx` into `m` and its code into `code`. False, with a description of what is wrong, when the
+// record holds a kind, call, role or comparison this version does not know. Host code: the
+// host reads records after the kernel.
+TESSERA_COLD inline bool describe_failure_record(Message& m, const Context& ctx,
+                                                 const std::uint64_t* rec, FailureCode& code) {
+  using R = FailureRecord;
+  const std::uint64_t op = rec[R::kOp];
+  const std::uint64_t* a = &rec[R::kArgs];
+  if (op >= kFailureOpCount) {
+    m << "failure record on PE " << ctx.my_pe << " names an unknown call (" << op << ")";
+    return false;
+  }
+  const char* what = kFailureOps[op];
+  switch (static_cast<FailureKind>(rec[R::kKind])) {
+    case FailureKind::wait_timeout:
+      if (a[1] > static_cast<std::uint64_t>(Cmp::le)) break;
+      code = FailureCode::timeout;
+      describe_wait_timeout(m, ctx, what, reinterpret_cast<const std::uint64_t*>(a[0]),
+                            static_cast<Cmp>(a[1]), a[2], a[3], static_cast<int>(a[4]));
+      return true;
+    case FailureKind::barrier_timeout:
+      code = FailureCode::timeout;
+      describe_barrier_timeout(m, ctx, what, a[0], a[1]);
+      return true;
+    case FailureKind::aborted:
+      code = FailureCode::peer_lost;
+      describe_abort(m, ctx.my_pe, what, a[0]);
+      return true;
+    case FailureKind::pe_out_of_range:
+      code = FailureCode::invalid_argument;
+      describe_pe_out_of_range(m, ctx.my_pe, ctx.n_pes, what, static_cast<int>(a[0]));
+      return true;
+    case FailureKind::pe_not_mapped:
+      code = FailureCode::transport;
+      describe_pe_not_mapped(m, ctx.my_pe, what, static_cast<int>(a[0]), ctx.proxy != nullptr);
+      return true;
+    case FailureKind::outside_heap:
+      if (a[2] >= kFailureRoleCount) break;
+      code = FailureCode::invalid_argument;
+      describe_outside_heap(m, ctx, reinterpret_cast<const void*>(a[0]),
+                            static_cast<std::size_t>(a[1]), what, kFailureRoles[a[2]]);
+      return true;
+    case FailureKind::proxy_timeout:
+      code = FailureCode::timeout;
+      describe_proxy_timeout(m, ctx.my_pe, ctx.timeout_ns, what, a[0], a[1]);
+      return true;
+    case FailureKind::proxy_failed:
+      if (rec[R::kCode] > static_cast<std::uint64_t>(FailureCode::peer_lost)) break;
+      code = static_cast<FailureCode>(rec[R::kCode]);
+      if (ctx.proxy != nullptr && ctx.proxy->message[0] != '\0') {
+        m << ctx.proxy->message;
+      } else {
+        m << what << " on PE " << ctx.my_pe << ": the network proxy failed";
+      }
+      return true;
+  }
+  m << what << " on PE " << ctx.my_pe << ": failure record of unknown kind " << rec[R::kKind]
+    << " (operands " << a[0] << ", " << a[1] << ", " << a[2] << ")";
+  return false;
+}
+
+}  // namespace tessera::device::detail

@@ -1,0 +1,44 @@
+"""tessera.triton: Tessera's symmetric heap inside Triton kernels.
+
+    import tessera.triton as tx
+    ctx = tx.context(rt)                      # rt.triton_context(): pass it to the kernel
+
+    @triton.jit
+    def kernel(x, sig, ctx, ...):
+        peer = (tx.my_pe(ctx) + 1) % tx.n_pes(ctx)
+        tx.put_signal(x + offs, tile_ptrs, sig, 1, tx.SET, peer, ctx)
+        tx.wait_until(sig, tx.EQ, 1, ctx)
+
+    tx.check(rt)                              # raises what a kernel's failure record says
+
+Every function is @triton.jit and takes the context tensor `ctx`; see docs/triton.md for what
+each call makes visible to whom, the interpreter workflow and the Iris / Triton-distributed name
+tables."""
+
+from ._context import my_pe, n_pes
+from ._layout import ADD, EQ, GE, GT, LE, LT, NE, SET
+from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,
+                      atomic_sub, atomic_xchg, atomic_xor)
+from .rma import fence, get, load, put, quiet, store, translate
+from .sync import barrier, put_signal, signal, wait_until
+
+
+def context(rt):
+    """The context tensor of runtime `rt` (rt.triton_context()): int64, on the device the heap
+    lives on (the CPU on the host backend). Pass it to kernels as a pointer argument."""
+    return rt.triton_context()
+
+
+def check(rt):
+    """Raises the error a kernel of this PE recorded (rt.check_device()): the tessera error and
+    message the C++ device API gives for the same failure; PeerLostError when another PE
+    aborted the job. Call it after the kernels (once they completed)."""
+    rt.check_device()
+
+
+__all__ = [
+    "ADD", "EQ", "GE", "GT", "LE", "LT", "NE", "SET", "atomic_add", "atomic_and", "atomic_cas",
+    "atomic_max", "atomic_min", "atomic_or", "atomic_sub", "atomic_xchg", "atomic_xor", "barrier",
+    "check", "context", "fence", "get", "load", "my_pe", "n_pes", "put", "put_signal", "quiet",
+    "signal", "store", "translate", "wait_until"
+]

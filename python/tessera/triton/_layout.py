@@ -1,0 +1,158 @@
+"""The numbers tessera.triton shares with the C++ library: the words of the context tensor
+(device/tessera/device/flat_context.hpp), of the control page (Context::kBarrier*, kAbortWord),
+of the failure record (failure_record.hpp), and the enums of Cmp, SignalOp and FailureCode.
+
+C++ defines them once; the binding exports them as tessera.TRITON_CONTEXT_WORDS and
+tests/triton/test_layout.py holds the dicts below equal to it. Jit code reads the tl.constexpr
+copies, which the compiler folds into the kernel."""
+
+import triton.language as tl
+
+# Word index in the context tensor (int64) -> meaning. Pointers are addresses.
+CONTEXT_WORDS = {
+    "my_pe": 0,
+    "n_pes": 1,
+    "heap_size": 2,
+    "timeout_ns": 3,
+    "flags": 4,
+    "peer_base": 5,
+    "control_page": 6,
+    "proxy": 7,
+    "allocations": 8,
+    "failure_record": 9,
+    "header_words": 16,
+    "heap_bases": 16,  # + pe: the heap base of pe as mapped here, 0 where it is not
+}
+
+# uint64 word index into a PE's control page. Peers write its first 4096 bytes, at the same
+# offset from their heap base as ours (the control area lies right after the heap);
+# barrier_seen has a word for each of the first barrier_seen_pes PEs.
+CONTROL_WORDS = {
+    "barrier_arrivals": 0,
+    "barrier_entered": 8,
+    "abort_word": 16,
+    "barrier_seen": 24,  # + pe
+    "barrier_seen_pes": 488,
+    "failure_record": 12800,  # this PE's own failure record (context word failure_record)
+}
+
+FAILURE_WORDS = {"state": 0, "code": 1, "kind": 2, "op": 3, "pe": 4, "args": 5, "arg_count": 6,
+                 "words": 16}
+FAILURE_STATES = {"empty": 0, "writing": 1, "complete": 2}
+FAILURE_CODES = {"timeout": 0, "invalid_argument": 1, "transport": 2, "peer_lost": 3}
+FAILURE_KINDS = {
+    "wait_timeout": 1,
+    "barrier_timeout": 2,
+    "aborted": 3,
+    "pe_out_of_range": 4,
+    "pe_not_mapped": 5,
+    "outside_heap": 6,
+    "proxy_timeout": 7,  # the ring waits of _proxy.py
+    "proxy_failed": 8,
+}
+_OPS = ("translate", "load", "store", "put", "get", "atomic_add", "atomic_sub", "atomic_xchg",
+        "atomic_cas", "atomic_and", "atomic_or", "atomic_xor", "atomic_min", "atomic_max",
+        "signal", "put_signal", "wait_until", "barrier", "fence", "quiet")
+FAILURE_OPS = {name: i for i, name in enumerate(_OPS)}
+_ROLES = ("pointer", "destination tile", "source tile", "signal")
+FAILURE_ROLES = {name: i for i, name in enumerate(_ROLES)}
+
+CMP = {"eq": 0, "ne": 1, "gt": 2, "ge": 3, "lt": 4, "le": 5}
+SIGNAL_OPS = {"set": 0, "add": 1}
+ABORT_REASONS = {"failed": 1, "died": 2}
+CONTEXT_FLAGS = {"checked": 1}
+
+# All of it as the binding spells it (tessera.TRITON_CONTEXT_WORDS).
+LAYOUT = {
+    **CONTEXT_WORDS,
+    "control_words": CONTROL_WORDS,
+    "failure_words": FAILURE_WORDS,
+    "failure_states": FAILURE_STATES,
+    "failure_codes": FAILURE_CODES,
+    "failure_kinds": FAILURE_KINDS,
+    "failure_ops": FAILURE_OPS,
+    "failure_roles": FAILURE_ROLES,
+    "cmp": CMP,
+    "signal_ops": SIGNAL_OPS,
+    "abort_reasons": ABORT_REASONS,
+    "context_flags": CONTEXT_FLAGS,
+}
+
+# The same numbers as constexprs, for jit code.
+MY_PE = tl.constexpr(CONTEXT_WORDS["my_pe"])
+N_PES = tl.constexpr(CONTEXT_WORDS["n_pes"])
+HEAP_SIZE = tl.constexpr(CONTEXT_WORDS["heap_size"])
+TIMEOUT_NS = tl.constexpr(CONTEXT_WORDS["timeout_ns"])
+FLAGS = tl.constexpr(CONTEXT_WORDS["flags"])
+CONTROL_PAGE = tl.constexpr(CONTEXT_WORDS["control_page"])
+PROXY = tl.constexpr(CONTEXT_WORDS["proxy"])
+FAILURE_RECORD = tl.constexpr(CONTEXT_WORDS["failure_record"])
+HEAP_BASES = tl.constexpr(CONTEXT_WORDS["heap_bases"])
+
+BARRIER_ARRIVALS = tl.constexpr(CONTROL_WORDS["barrier_arrivals"])
+BARRIER_ENTERED = tl.constexpr(CONTROL_WORDS["barrier_entered"])
+ABORT_WORD = tl.constexpr(CONTROL_WORDS["abort_word"])
+BARRIER_SEEN = tl.constexpr(CONTROL_WORDS["barrier_seen"])
+BARRIER_SEEN_PES = tl.constexpr(CONTROL_WORDS["barrier_seen_pes"])
+
+REC_STATE = tl.constexpr(FAILURE_WORDS["state"])
+REC_CODE = tl.constexpr(FAILURE_WORDS["code"])
+REC_KIND = tl.constexpr(FAILURE_WORDS["kind"])
+REC_OP = tl.constexpr(FAILURE_WORDS["op"])
+REC_PE = tl.constexpr(FAILURE_WORDS["pe"])
+REC_ARGS = tl.constexpr(FAILURE_WORDS["args"])
+REC_EMPTY = tl.constexpr(FAILURE_STATES["empty"])
+REC_WRITING = tl.constexpr(FAILURE_STATES["writing"])
+REC_COMPLETE = tl.constexpr(FAILURE_STATES["complete"])
+
+CODE_TIMEOUT = tl.constexpr(FAILURE_CODES["timeout"])
+CODE_INVALID_ARGUMENT = tl.constexpr(FAILURE_CODES["invalid_argument"])
+CODE_TRANSPORT = tl.constexpr(FAILURE_CODES["transport"])
+CODE_PEER_LOST = tl.constexpr(FAILURE_CODES["peer_lost"])
+
+KIND_WAIT_TIMEOUT = tl.constexpr(FAILURE_KINDS["wait_timeout"])
+KIND_BARRIER_TIMEOUT = tl.constexpr(FAILURE_KINDS["barrier_timeout"])
+KIND_ABORTED = tl.constexpr(FAILURE_KINDS["aborted"])
+KIND_PE_OUT_OF_RANGE = tl.constexpr(FAILURE_KINDS["pe_out_of_range"])
+KIND_PE_NOT_MAPPED = tl.constexpr(FAILURE_KINDS["pe_not_mapped"])
+KIND_OUTSIDE_HEAP = tl.constexpr(FAILURE_KINDS["outside_heap"])
+KIND_PROXY_TIMEOUT = tl.constexpr(FAILURE_KINDS["proxy_timeout"])
+KIND_PROXY_FAILED = tl.constexpr(FAILURE_KINDS["proxy_failed"])
+
+OP_TRANSLATE = tl.constexpr(FAILURE_OPS["translate"])
+OP_LOAD = tl.constexpr(FAILURE_OPS["load"])
+OP_STORE = tl.constexpr(FAILURE_OPS["store"])
+OP_PUT = tl.constexpr(FAILURE_OPS["put"])
+OP_GET = tl.constexpr(FAILURE_OPS["get"])
+OP_ATOMIC_ADD = tl.constexpr(FAILURE_OPS["atomic_add"])
+OP_ATOMIC_SUB = tl.constexpr(FAILURE_OPS["atomic_sub"])
+OP_ATOMIC_XCHG = tl.constexpr(FAILURE_OPS["atomic_xchg"])
+OP_ATOMIC_CAS = tl.constexpr(FAILURE_OPS["atomic_cas"])
+OP_ATOMIC_AND = tl.constexpr(FAILURE_OPS["atomic_and"])
+OP_ATOMIC_OR = tl.constexpr(FAILURE_OPS["atomic_or"])
+OP_ATOMIC_XOR = tl.constexpr(FAILURE_OPS["atomic_xor"])
+OP_ATOMIC_MIN = tl.constexpr(FAILURE_OPS["atomic_min"])
+OP_ATOMIC_MAX = tl.constexpr(FAILURE_OPS["atomic_max"])
+OP_SIGNAL = tl.constexpr(FAILURE_OPS["signal"])
+OP_PUT_SIGNAL = tl.constexpr(FAILURE_OPS["put_signal"])
+OP_WAIT_UNTIL = tl.constexpr(FAILURE_OPS["wait_until"])
+OP_BARRIER = tl.constexpr(FAILURE_OPS["barrier"])
+OP_FENCE = tl.constexpr(FAILURE_OPS["fence"])
+OP_QUIET = tl.constexpr(FAILURE_OPS["quiet"])
+
+ROLE_POINTER = tl.constexpr(FAILURE_ROLES["pointer"])
+ROLE_DESTINATION_TILE = tl.constexpr(FAILURE_ROLES["destination tile"])
+ROLE_SOURCE_TILE = tl.constexpr(FAILURE_ROLES["source tile"])
+ROLE_SIGNAL = tl.constexpr(FAILURE_ROLES["signal"])
+
+ABORT_FAILED = tl.constexpr(ABORT_REASONS["failed"])
+CHECKED = tl.constexpr(CONTEXT_FLAGS["checked"])
+
+EQ = tl.constexpr(CMP["eq"])
+NE = tl.constexpr(CMP["ne"])
+GT = tl.constexpr(CMP["gt"])
+GE = tl.constexpr(CMP["ge"])
+LT = tl.constexpr(CMP["lt"])
+LE = tl.constexpr(CMP["le"])
+SET = tl.constexpr(SIGNAL_OPS["set"])
+ADD = tl.constexpr(SIGNAL_OPS["add"])

@@ -1,0 +1,184 @@
+"""Synchronisation across PEs: signal, put_signal, wait_until and the device barrier.
+
+Signals are uint64 words in the heap. A signal is a release at system scope: a PE that
+acquires the new value (wait_until) sees everything this program wrote before it. Waits are
+bounded by the context's timeout (TESSERA_TIMEOUT): on expiry the wait records the failure
+(PE, heap offset, comparison, value seen) and raises the job's abort, like the C++ device API,
+and the host reports it at tessera.triton.check(rt). Every 256 turns a wait also watches the
+abort word: when another PE failed or died it records peer_lost and gives up.
+
+Under Triton's interpreter the programs of one launch run one after another: a program must
+not wait for a later program of the same launch (it would wait until the timeout)."""
+
+import triton
+import triton.language as tl
+
+from . import _layout as L
+from . import _proxy
+from ._checks import and_mask, route
+from ._clock import now_ns, spin_pause
+from ._context import control_word
+from ._failure import aborting, fail
+from .rma import quiet
+
+
+@triton.jit
+def _holds(seen, cmp: tl.constexpr, value):
+    if cmp == L.EQ:
+        r = seen == value
+    elif cmp == L.NE:
+        r = seen != value
+    elif cmp == L.GT:
+        r = seen > value
+    elif cmp == L.GE:
+        r = seen >= value
+    elif cmp == L.LT:
+        r = seen < value
+    else:
+        tl.static_assert(cmp == L.LE, "cmp is one of tx.EQ, NE, GT, GE, LT, LE")
+        r = seen <= value
+    return r
+
+
+@triton.jit
+def signal(sig, value, op: tl.constexpr, pe, ctx):
+    """Sets (op tx.SET) or adds `value` to (tx.ADD) the uint64 signal `sig` on `pe`, with
+    release at system scope: after acquiring it, `pe` sees everything this program wrote
+    before (its puts, stores, atomics, on any PE)."""
+    tl.static_assert(op == L.SET or op == L.ADD, "op is tx.SET or tx.ADD")
+    tl.debug_barrier()
+    remote, direct, proxy = route(sig, pe, ctx, None, L.OP_SIGNAL, L.ROLE_SIGNAL, True)
+    v = tl.cast(value, sig.dtype.element_ty)
+    if op == L.SET:
+        tl.atomic_xchg(remote, v, mask=direct, sem="release", scope="sys")
+    else:
+        tl.atomic_add(remote, v, mask=direct, sem="release", scope="sys")
+    if proxy:
+        _proxy.proxy_signal(sig, v, op, pe, ctx)
+
+
+@triton.jit
+def put_signal(dst, src, sig, value, op: tl.constexpr, pe, ctx, mask=None):
+    """put(dst, src, pe) then signal(sig, value, op, pe): a PE that acquires the signal sees
+    the whole tile."""
+    tl.static_assert(op == L.SET or op == L.ADD, "op is tx.SET or tx.ADD")
+    sig_remote, sig_direct, sig_proxy = route(sig, pe, ctx, None, L.OP_PUT_SIGNAL,
+                                              L.ROLE_SIGNAL, True)
+    remote, direct, proxy = route(dst, pe, ctx, mask, L.OP_PUT_SIGNAL,
+                                  L.ROLE_DESTINATION_TILE, True)
+    direct = direct & sig_direct
+    proxy = proxy & sig_proxy
+    m = and_mask(mask, direct)
+    tl.store(remote, tl.load(src, mask=m), mask=m)
+    # Every thread's part of the tile is written before the one release below.
+    tl.debug_barrier()
+    v = tl.cast(value, sig.dtype.element_ty)
+    if op == L.SET:
+        tl.atomic_xchg(sig_remote, v, mask=direct, sem="release", scope="sys")
+    else:
+        tl.atomic_add(sig_remote, v, mask=direct, sem="release", scope="sys")
+    if proxy:
+        _proxy.proxy_put_signal(dst, src, sig, v, op, pe, ctx, mask)
+
+
+@triton.jit
+def wait_until(sig, cmp: tl.constexpr, value, ctx):
+    """Waits until the local uint64 signal `sig` (this PE's heap) compares `cmp` (tx.EQ, NE,
+    GT, GE, LT, LE) to `value`, reading it with acquire at system scope: afterwards this program
+    sees what the signalling PE wrote before its release. Returns the value seen (uint64). On
+    timeout or abort it returns the last value seen, the failure recorded."""
+    me = tl.load(ctx + L.MY_PE)
+    remote, ok, proxy = route(sig, me, ctx, None, L.OP_WAIT_UNTIL, L.ROLE_SIGNAL, False)
+    want = tl.cast(value, tl.uint64)
+    seen = tl.cast(0, tl.uint64)
+    done = not ok
+    if ok:
+        seen = tl.atomic_load(sig, sem="acquire", scope="sys")
+        done = _holds(seen, cmp, want)
+    timeout_ns = tl.load(ctx + L.TIMEOUT_NS)
+    start_ns = now_ns()
+    turns = 0
+    while not done:
+        spin_pause()
+        seen = tl.atomic_load(sig, sem="acquire", scope="sys")
+        done = _holds(seen, cmp, want)
+        turns += 1
+        if not done and (turns & 255) == 0:
+            if aborting(ctx, L.OP_WAIT_UNTIL) != 0:
+                done = True
+            elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
+                seen = tl.atomic_load(sig, sem="acquire", scope="sys")
+                if not _holds(seen, cmp, want):
+                    fail(ctx, L.CODE_TIMEOUT, L.KIND_WAIT_TIMEOUT, L.OP_WAIT_UNTIL,
+                         tl.cast(sig, tl.int64), cmp, want, seen, -1, 0)
+                done = True
+    # The acquire was one thread's: the program's other threads read after it.
+    tl.debug_barrier()
+    return seen
+
+
+@triton.jit
+def _arrive(ctx, n, pe, me, NOTE_SEEN):
+    """Barrier `n`'s arrival of this PE at `pe`: first (for diagnostics only) the number of the
+    barrier it entered, then +1 on `pe`'s arrival counter with release."""
+    seen_word = control_word(ctx, L.BARRIER_SEEN, me) + me
+    arrivals = control_word(ctx, L.BARRIER_ARRIVALS, me)
+    if tl.load(ctx + L.HEAP_BASES + pe) == 0:
+        # Through the proxy: the control words lie at the same heap offset on every PE.
+        if NOTE_SEEN:
+            _proxy.proxy_atomic(seen_word, n, 0, pe, ctx, None, AMO=_proxy.AMO_STORE,
+                                FETCH=False, FENCED=False, OP=L.OP_BARRIER)
+        _proxy.proxy_atomic(arrivals, tl.cast(1, tl.uint64), 0, pe, ctx, None,
+                            AMO=_proxy.AMO_ADD, FETCH=False, FENCED=True, OP=L.OP_BARRIER)
+    else:
+        if NOTE_SEEN:
+            tl.atomic_store(control_word(ctx, L.BARRIER_SEEN, pe) + me, n, sem="relaxed",
+                            scope="sys")
+        tl.atomic_add(control_word(ctx, L.BARRIER_ARRIVALS, pe), tl.cast(1, tl.uint64),
+                      sem="release", scope="sys")
+
+
+@triton.jit
+def barrier(ctx):
+    """Returns once every PE entered this barrier (the n-th barrier of each PE, counted together
+    with the C++ device barriers and rt.device_barrier() of this job: they share the counters);
+    what each PE wrote before it is visible to all after it. Call it from ONE program of a launch
+    (each call is one PE's arrival). Quiets first. Bounded: on timeout it records which barrier
+    and the arrival count seen, and raises the abort."""
+    quiet(ctx)
+    me = tl.load(ctx + L.MY_PE)
+    npes = tl.load(ctx + L.N_PES)
+    if aborting(ctx, L.OP_BARRIER) == 0:
+        entered = control_word(ctx, L.BARRIER_ENTERED, me)
+        n = tl.atomic_add(entered, tl.cast(1, tl.uint64), sem="relaxed", scope="gpu") + 1
+        note_seen = me < L.BARRIER_SEEN_PES
+        ring = tl.load(ctx + L.PROXY)
+        for i in range(0, npes):
+            pe = (me + i) % npes
+            if tl.load(ctx + L.HEAP_BASES + pe) == 0 and ring == 0:
+                fail(ctx, L.CODE_TRANSPORT, L.KIND_PE_NOT_MAPPED, L.OP_BARRIER, pe, 0, 0, 0, 0,
+                     0)
+            else:
+                _arrive(ctx, n, pe, me, note_seen)
+        arrivals = control_word(ctx, L.BARRIER_ARRIVALS, me)
+        target = n * tl.cast(npes, tl.uint64)
+        timeout_ns = tl.load(ctx + L.TIMEOUT_NS)
+        start_ns = now_ns()
+        seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
+        done = seen >= target
+        turns = 0
+        while not done:
+            spin_pause()
+            seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
+            done = seen >= target
+            turns += 1
+            if not done and (turns & 255) == 0:
+                if aborting(ctx, L.OP_BARRIER) != 0:
+                    done = True
+                elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
+                    seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
+                    if seen < target:
+                        fail(ctx, L.CODE_TIMEOUT, L.KIND_BARRIER_TIMEOUT, L.OP_BARRIER, n, seen,
+                             0, 0, 0, 0)
+                    done = True
+    tl.debug_barrier()

@@ -1,0 +1,42 @@
+"""tessera.triton's copy of the context, control-page and failure-record layout equals the C++
+definition (device/flat_context.hpp, context.hpp, failure_record.hpp) as the binding exports it,
+and the tensor rt.triton_context() makes follows it."""
+
+import numpy as np
+import pytest
+
+import tessera
+from tessera.triton import _layout as L
+
+
+def test_layout_equals_the_cpp_definition():
+    assert L.LAYOUT == tessera.TRITON_CONTEXT_WORDS
+
+
+def test_constexprs_follow_the_dicts():
+    assert L.HEAP_BASES.value == L.CONTEXT_WORDS["heap_bases"]
+    assert L.ABORT_WORD.value == L.CONTROL_WORDS["abort_word"]
+    assert L.REC_ARGS.value == L.FAILURE_WORDS["args"]
+    assert L.KIND_OUTSIDE_HEAP.value == L.FAILURE_KINDS["outside_heap"]
+    assert L.KIND_PROXY_FAILED.value == L.FAILURE_KINDS["proxy_failed"]
+    assert L.OP_QUIET.value == L.FAILURE_OPS["quiet"]
+    assert L.ROLE_SIGNAL.value == L.FAILURE_ROLES["signal"]
+    assert (L.EQ.value, L.LE.value, L.SET.value, L.ADD.value) == (0, 5, 0, 1)
+
+
+def test_one_pe_context_holds_the_runtime_values():
+    rt = tessera.init(heap_size="8M", timeout=7)
+    try:
+        ctx = rt.triton_context()
+        w = L.CONTEXT_WORDS
+        assert ctx.dtype.is_floating_point is False and ctx.numel() == 16 + rt.n_pes
+        assert ctx[w["my_pe"]].item() == rt.pe and ctx[w["n_pes"]].item() == rt.n_pes
+        assert ctx[w["heap_size"]].item() == rt.heap_size
+        assert ctx[w["timeout_ns"]].item() == 7 * 10**9
+        bases = np.from_dlpack(rt.heap_bases()).astype(np.int64)
+        assert np.array_equal(ctx[w["heap_bases"]:].numpy(), bases)
+        control = ctx[w["control_page"]].item()
+        assert control >= bases[rt.pe] + rt.heap_size
+        assert ctx[w["failure_record"]].item() == control + 8 * L.CONTROL_WORDS["failure_record"]
+    finally:
+        rt.finalize()
