@@ -250,9 +250,9 @@ AllReduceAlgo resolve_all_reduce_algo(std::size_t count, Dtype dtype, int team_s
   if (algo != AllReduceAlgo::automatic) return algo;
   algo = algo_from_env(-1);
   if (algo != AllReduceAlgo::automatic) return algo;
-  if (team_size <= 2) return AllReduceAlgo::one_shot;
-  return count * size_of(dtype) < kAllReduceTwoShotThreshold ? AllReduceAlgo::one_shot
-                                                             : AllReduceAlgo::two_shot;
+  const std::size_t bytes = count * size_of(dtype);
+  if (team_size <= 1 || bytes < kAllReduceTwoShotThreshold) return AllReduceAlgo::one_shot;
+  return bytes < kAllReduceRingThreshold ? AllReduceAlgo::two_shot : AllReduceAlgo::ring;
 }
 
 void all_reduce(Runtime& rt, Stream& stream, const Team& team, const void* send, void* recv,

@@ -18,7 +18,7 @@ enum class Dtype { f32, bf16, f16, i32, i64 };
 using device::ops::ReduceOp;
 
 enum class AllReduceAlgo {
-  automatic,  // TESSERA_ALLREDUCE_ALGO if set, else by size and team size (resolve_all_reduce_algo)
+  automatic,  // TESSERA_ALLREDUCE_ALGO if set, else by size (resolve_all_reduce_algo)
   one_shot,   // every member reads every member's staged contribution: one hop, lowest latency
   two_shot,   // reduce-scatter of chunks, then all-gather of the reduced chunks: least traffic
   ring,       // both phases around the ring: each member talks to its right neighbour only
@@ -35,9 +35,13 @@ const char* to_string(AllReduceAlgo algo) noexcept;
 // Bytes of one element.
 std::size_t size_of(Dtype dtype) noexcept;
 
-// Bytes per member from which `automatic` picks two-shot over one-shot (teams of more than two;
-// with two members one-shot moves as little as two-shot and waits once less).
-inline constexpr std::size_t kAllReduceTwoShotThreshold = std::size_t{256} << 10;
+// The sizes (bytes per member) at which `automatic` switches from one-shot to two-shot and from
+// two-shot to the ring, measured on the host backend with 2 and 4 PEs (docs/performance.md):
+// below a few KiB every algorithm costs the launch and one round of signals, and one-shot has
+// the fewest steps; from there two-shot moves less; from about half a MiB the ring's pipeline of
+// neighbour-only steps touches the least memory at once and wins by 1.3-1.6x.
+inline constexpr std::size_t kAllReduceTwoShotThreshold = std::size_t{8} << 10;
+inline constexpr std::size_t kAllReduceRingThreshold = std::size_t{512} << 10;
 
 // The algorithm `automatic` resolves to for `count` elements of `dtype` on a team of `team_size`
 // (reads TESSERA_ALLREDUCE_ALGO=one_shot|two_shot|ring|atomic|auto; throws
