@@ -145,11 +145,19 @@ TESSERA_KERNEL_CODE void with_dtype(Dtype dtype, F&& f) {
 }
 
 std::uint64_t segments_of(Dtype dtype, std::size_t count) {
-  std::uint64_t n = 0;
-  with_dtype(dtype, [&](auto tag) {
-    n = td::ops::all_reduce_segments<typename decltype(tag)::type>(count);
-  });
-  return n;
+  switch (dtype) {
+    case Dtype::f32:
+      return td::ops::all_reduce_segments<float>(count);
+    case Dtype::bf16:
+      return td::ops::all_reduce_segments<td::bf16>(count);
+    case Dtype::f16:
+      return td::ops::all_reduce_segments<td::half>(count);
+    case Dtype::i32:
+      return td::ops::all_reduce_segments<std::int32_t>(count);
+    case Dtype::i64:
+      return td::ops::all_reduce_segments<std::int64_t>(count);
+  }
+  return 0;
 }
 
 struct AllReduceKernel {

@@ -58,7 +58,8 @@ AllReduceAlgo resolve_all_reduce_algo(std::size_t count, Dtype dtype, int team_s
 // entered that call, so recv may be read freely between calls. Any count works (1, 7, ...).
 //
 // Every member makes the same sequence of calls on the team with the same count, dtype, op and
-// algorithm (after `automatic` resolves), in stream order. On a team spanning the whole job the
+// algorithm (after `automatic` resolves), in stream order; keep a team's calls on one stream (two
+// calls on one team running at once would share its staging). On a team spanning the whole job the
 // first call on a (recv, count, dtype, op) combination is collective on the host too and checks
 // that every PE makes the same call; later calls only enqueue work. Calls never reset anything
 // (the team's epochs).
