@@ -173,6 +173,24 @@ PeerTimes allgather(int pe, int n_pes, std::size_t bytes_per_pe, int warmup, int
   return result;
 }
 
+PeerTimes allreduce(int pe, int n_pes, std::size_t count, int warmup, int iters) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  std::vector<float> send(count, 1.0f), recv(count, 0.0f);
+  for (int i = 0; i < warmup + iters; ++i) {
+    check(MPI_Barrier(MPI_COMM_WORLD), pe, "MPI_Barrier");
+    const double t0 = now_us();
+    check(MPI_Allreduce(send.data(), recv.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
+                        MPI_COMM_WORLD),
+          pe, "MPI_Allreduce");
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
 PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
                               std::size_t bytes_per_pe, const std::function<void()>& gemm,
                               int warmup, int iters) {

@@ -34,6 +34,10 @@ PeerTimes pingpong(int pe, int n_pes, std::size_t bytes, int warmup, int iters);
 // PE 0, all ranks having left an MPI_Barrier just before it.
 PeerTimes allgather(int pe, int n_pes, std::size_t bytes_per_pe, int warmup, int iters);
 
+// MPI_Allreduce (MPI_SUM) of `count` floats per rank over MPI_COMM_WORLD, out of place; sampled
+// as allgather.
+PeerTimes allreduce(int pe, int n_pes, std::size_t count, int warmup, int iters);
+
 // Unfused all-gather + GEMM: MPI_Allgather of `bytes_per_pe` bytes from `send` into `recv`
 // (n_pes * bytes_per_pe), then gemm() (the caller's GEMM on recv, run to completion). Each sample
 // is one such pair on PE 0, all ranks having left a barrier just before it.

@@ -14,6 +14,8 @@ PeerTimes pingpong(int, int, std::size_t, int, int) { return {{}, kReason}; }
 
 PeerTimes allgather(int, int, std::size_t, int, int) { return {{}, kReason}; }
 
+PeerTimes allreduce(int, int, std::size_t, int, int) { return {{}, kReason}; }
+
 PeerTimes allgather_then_gemm(int, int, const void*, void*, std::size_t,
                               const std::function<void()>&, int, int) {
   return {{}, kReason};

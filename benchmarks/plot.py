@@ -6,8 +6,8 @@
 Each FILE holds the output of one or more runs (one JSON object per line; other lines, such as
 launcher noise, are skipped). Per benchmark and PE count it writes OUTDIR/<bench>-<P>pe.png:
 
-  put, signal, all_gather   bandwidth and latency vs size: Tessera (per variant), the physical
-                            limit (dashed) and the peer, MPI (dotted)
+  put, signal, all_gather,  bandwidth and latency vs size: Tessera (per variant), the physical
+  all_reduce                limit (dashed) and the peer, MPI (dotted)
   ag_gemm, gemm_rs          time per shape: fused variants vs unfused (all-gather + GEMM, GEMM +
                             reduce-scatter) vs the GEMM alone vs the peer (MPI + GEMM)
   moe                       time per (tokens, hidden) case: Tessera vs limit vs peer for
@@ -33,7 +33,7 @@ try:
 except ImportError:
     sys.exit("plot.py: needs matplotlib (Debian: apt-get install python3-matplotlib)")
 
-SWEEP_BENCHES = ("put", "signal", "all_gather")
+SWEEP_BENCHES = ("put", "signal", "all_gather", "all_reduce")
 FUSED_BENCHES = ("ag_gemm", "gemm_rs")
 # Small PNGs: docs/performance.md embeds them.
 FIG_DPI = 90
@@ -119,7 +119,7 @@ def plot_sweep(bench, pes, rows, out, machine):
         ax.xaxis.set_major_formatter(
             matplotlib.ticker.FuncFormatter(lambda x, _: size_label(int(round(x)))))
         ax.set_yscale("log")
-        ax.set_xlabel("bytes per PE" if bench == "all_gather" else "bytes")
+        ax.set_xlabel("bytes per PE" if bench in ("all_gather", "all_reduce") else "bytes")
         ax.grid(True, which="major", alpha=0.3)
     ax_bw.set_ylabel("GB/s")
     ax_bw.set_title("bandwidth (higher is better)", fontsize=10)

@@ -5,6 +5,7 @@ namespace tessera::bench {
 void run_put(BenchEnv& env);         // bench_put.cpp
 void run_signal(BenchEnv& env);      // bench_signal.cpp
 void run_all_gather(BenchEnv& env);  // bench_all_gather.cpp
+void run_all_reduce(BenchEnv& env);  // bench_all_reduce.cpp
 void run_gemm(BenchEnv& env);        // bench_gemm.cpp
 void run_moe(BenchEnv& env);         // bench_moe.cpp
 void run_ag_gemm(BenchEnv& env);     // bench_ag_gemm.cpp
@@ -22,6 +23,10 @@ const std::vector<Benchmark>& benchmarks() {
        "ops::all_gather one-shot/ring/auto, 4 KiB ... 16 MiB per PE; vs memcpy of the received "
        "bytes, MPI_Allgather",
        run_all_gather},
+      {"all_reduce",
+       "ops::all_reduce f32 sum one_shot/two_shot/ring/atomic/auto, 4 B ... 16 MiB per PE; vs "
+       "memcpy of the bytes a PE must move, MPI_Allreduce",
+       run_all_reduce},
       {"gemm", "gemm_tile GFLOP/s on one core (fp32, bf16); vs the fp32 peak, BLAS sgemm",
        run_gemm},
       {"ag_gemm",

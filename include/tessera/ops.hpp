@@ -4,5 +4,6 @@
 
 #include "tessera/ops/ag_gemm.hpp"
 #include "tessera/ops/all_gather.hpp"
+#include "tessera/ops/all_reduce.hpp"
 #include "tessera/ops/gemm_rs.hpp"
 #include "tessera/ops/moe.hpp"

@@ -9,3 +9,4 @@
 #include "tessera/runtime.hpp"
 #include "tessera/stream.hpp"
 #include "tessera/stream_rma.hpp"
+#include "tessera/team.hpp"

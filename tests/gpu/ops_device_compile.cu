@@ -13,6 +13,7 @@
 #include "tessera/device.hpp"
 #include "tessera/device/ops/ag_gemm.hpp"
 #include "tessera/device/ops/all_gather.hpp"
+#include "tessera/device/ops/all_reduce.hpp"
 #include "tessera/device/ops/gemm_rs.hpp"
 #include "tessera/device/ops/gemm_tile.hpp"
 #include "tessera/stream_rma.hpp"
@@ -49,6 +50,22 @@ __global__ void all_gather_ring_kernel(td::Context ctx, void* recv, const void* 
                                        std::size_t bytes, tdo::AllGatherSignals sigs,
                                        std::uint64_t call) {
   tdo::all_gather_ring(make_group<G>(), ctx, recv, send, bytes, 4096, sigs, call);
+}
+
+template <class G, class T>
+__global__ void all_reduce_kernel(td::Context ctx, td::Team team, tdo::AllReduceWorkspace ws,
+                                  T* out, const T* in, std::size_t count, tdo::ReduceOp op,
+                                  std::uint64_t first_epoch) {
+  tdo::all_reduce_one_shot(make_group<G>(), ctx, team, ws, out, in, count, op, first_epoch);
+  tdo::all_reduce_two_shot(make_group<G>(), ctx, team, ws, out, in, count, op, first_epoch);
+  tdo::all_reduce_ring(make_group<G>(), ctx, team, ws, out, in, count, op, first_epoch);
+}
+
+template <class G, class T>
+__global__ void all_reduce_atomic_kernel(td::Context ctx, td::Team team, tdo::AllReduceWorkspace ws,
+                                         T* out, const T* in, std::size_t count,
+                                         std::uint64_t first_epoch) {
+  tdo::all_reduce_atomic(make_group<G>(), ctx, team, ws, out, in, count, first_epoch);
 }
 
 // A user epilogue, as examples/ag_gemm_epilogue.cpp writes one: bias + ReLU on each C tile.
@@ -104,6 +121,14 @@ template __global__ void all_gather_oneshot_kernel<td::Warp>(td::Context, void*,
 template __global__ void all_gather_ring_kernel<td::Warp>(td::Context, void*, const void*,
                                                           std::size_t, tdo::AllGatherSignals,
                                                           std::uint64_t);
+template __global__ void all_reduce_kernel<td::Warp, td::half>(td::Context, td::Team,
+                                                               tdo::AllReduceWorkspace, td::half*,
+                                                               const td::half*, std::size_t,
+                                                               tdo::ReduceOp, std::uint64_t);
+template __global__ void all_reduce_atomic_kernel<td::Warp, float>(td::Context, td::Team,
+                                                                   tdo::AllReduceWorkspace, float*,
+                                                                   const float*, std::size_t,
+                                                                   std::uint64_t);
 template __global__ void ag_gemm_compute_kernel<td::Block, td::bf16>(
     td::Context, tdo::AgGemmArgs<td::bf16, td::bf16>, const float*);
 template __global__ void ag_gemm_communicate_kernel<td::Warp, float>(td::Context,

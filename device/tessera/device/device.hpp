@@ -14,4 +14,5 @@
 #include "tessera/device/platform.hpp"
 #include "tessera/device/rma.hpp"
 #include "tessera/device/signal.hpp"
+#include "tessera/device/team.hpp"
 #include "tessera/device/tile.hpp"

@@ -61,4 +61,29 @@ TESSERA_HOST_DEVICE inline bf16 to_bf16(float f) {
   return bf16{static_cast<std::uint16_t>(bits >> 16)};
 }
 
+// The half nearest to `f` (round to nearest even; overflow gives inf, NaN stays NaN).
+TESSERA_HOST_DEVICE inline half to_half(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
+  const std::uint32_t mag = bits & 0x7fffffffu;
+  if (mag >= 0x7f800000u) {  // inf, NaN (kept quiet)
+    return half{static_cast<std::uint16_t>(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u))};
+  }
+  if (mag >= 0x477ff000u) return half{static_cast<std::uint16_t>(sign | 0x7c00u)};  // >= 65520
+  if (mag < 0x38800000u) {  // below 2^-14: a subnormal half (or zero), in units of 2^-24
+    if (mag <= 0x33000000u) return half{sign};  // at most 2^-25: rounds (to even) to zero
+    const std::uint32_t mant = (mag & 0x7fffffu) | 0x800000u;
+    const std::uint32_t shift = 126u - (mag >> 23);
+    std::uint32_t h = mant >> shift;
+    const std::uint32_t rest = mant & ((1u << shift) - 1u), tie = 1u << (shift - 1u);
+    if (rest > tie || (rest == tie && (h & 1u) != 0)) ++h;
+    return half{static_cast<std::uint16_t>(sign | h)};
+  }
+  std::uint32_t h = (mag - (112u << 23)) >> 13;  // rebias the exponent, keep 10 mantissa bits
+  const std::uint32_t rest = mag & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0)) ++h;  // a carry bumps the exponent
+  return half{static_cast<std::uint16_t>(sign | h)};
+}
+
 }  // namespace tessera::device

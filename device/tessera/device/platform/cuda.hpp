@@ -185,6 +185,12 @@ __device__ inline void copy_word_relaxed(void* dst, const void* src) {
       .store(w, cuda::std::memory_order_relaxed);
 }
 
+// --- capabilities ---
+
+// True where atomic_fetch_add works on float: cuda::atomic_ref<float>::fetch_add (red.add.f32 at
+// system scope).
+inline constexpr bool kFloatAtomicAdd = true;
+
 }  // namespace tessera::device::platform
 
 #endif  // __CUDA_ARCH__

@@ -189,6 +189,12 @@ __device__ inline void copy_word_relaxed(void* dst, const void* src) {
   __hip_atomic_store(static_cast<Word*>(dst), w, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
 }
 
+// --- capabilities ---
+
+// True where atomic_fetch_add works on float: __hip_atomic_fetch_add on float (fine-grained memory,
+// so system scope holds).
+inline constexpr bool kFloatAtomicAdd = true;
+
 }  // namespace tessera::device::platform
 
 #endif  // __HIP_DEVICE_COMPILE__

@@ -172,6 +172,12 @@ TESSERA_HOST_DEVICE inline void copy_word_relaxed(void* dst, const void* src) {
   std::atomic_ref<Word>(*static_cast<Word*>(dst)).store(w, std::memory_order_relaxed);
 }
 
+// --- capabilities ---
+
+// True where atomic_fetch_add works on float: std::atomic_ref<float>::fetch_add (a compare-exchange
+// loop where the CPU has no float add).
+inline constexpr bool kFloatAtomicAdd = true;
+
 }  // namespace tessera::device::platform
 
 #endif  // !TESSERA_DEVICE_COMPILE
