@@ -143,6 +143,18 @@ TESSERA_KERNEL_CODE bool all_reduce_alone(G g, const Context& ctx, const Team& t
   return true;
 }
 
+// Runs body(epoch, off, len) for every segment of a call on `count` elements: segment s covers
+// [off, off + len) and takes epoch first_epoch + s + 1 (all_reduce_segments).
+template <class T, class Body>
+TESSERA_KERNEL_CODE void for_each_segment(std::size_t count, std::uint64_t first_epoch,
+                                          Body&& body) {
+  const std::size_t seg = AllReduceWorkspace::segment_elems<T>();
+  for (std::uint64_t s = 0; s < all_reduce_segments<T>(count); ++s) {
+    const std::size_t off = static_cast<std::size_t>(s) * seg;
+    body(first_epoch + s + 1, off, count - off < seg ? count - off : seg);
+  }
+}
+
 }  // namespace detail
 
 template <class T, class G>
@@ -151,21 +163,18 @@ TESSERA_KERNEL_CODE void all_reduce_one_shot(G g, const Context& ctx, const Team
                                              std::size_t count, ReduceOp op,
                                              std::uint64_t first_epoch) {
   if (detail::all_reduce_alone(g, ctx, team, out, in, count)) return;
-  const std::size_t seg = AllReduceWorkspace::segment_elems<T>();
-  for (std::uint64_t s = 0; s < all_reduce_segments<T>(count); ++s) {
-    const std::uint64_t epoch = first_epoch + s + 1;
-    const std::size_t off = static_cast<std::size_t>(s) * seg;
-    const std::size_t len = count - off < seg ? count - off : seg;
-    T* stage = reinterpret_cast<T*>(ws.half(epoch));
-    detail::copy_local(g, ctx, stage, in + off, len);
-    if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
-    detail::hear_members(g, ctx, team, ws.arrived, epoch,
-                         "all_reduce_one_shot waiting for a member's contribution");
-    detail::with_op(op, [&](auto o) {
-      detail::reduce_members<decltype(o)::value>(g, ctx, team, static_cast<const T*>(stage),
-                                                 out + off, len);
-    });
-  }
+  detail::for_each_segment<T>(
+      count, first_epoch, [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
+        T* stage = reinterpret_cast<T*>(ws.half(epoch));
+        detail::copy_local(g, ctx, stage, in + off, len);
+        if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
+        detail::hear_members(g, ctx, team, ws.arrived, epoch,
+                             "all_reduce_one_shot waiting for a member's contribution");
+        detail::with_op(op, [&](auto o) {
+          detail::reduce_members<decltype(o)::value>(g, ctx, team, static_cast<const T*>(stage),
+                                                     out + off, len);
+        });
+      });
 }
 
 template <class T, class G>
@@ -175,38 +184,35 @@ TESSERA_KERNEL_CODE void all_reduce_two_shot(G g, const Context& ctx, const Team
                                              std::uint64_t first_epoch) {
   if (detail::all_reduce_alone(g, ctx, team, out, in, count)) return;
   const int r = team.my_rank, m = team.size;
-  const std::size_t seg = AllReduceWorkspace::segment_elems<T>();
-  for (std::uint64_t s = 0; s < all_reduce_segments<T>(count); ++s) {
-    const std::uint64_t epoch = first_epoch + s + 1;
-    const std::size_t off = static_cast<std::size_t>(s) * seg;
-    const std::size_t len = count - off < seg ? count - off : seg;
-    T* stage = reinterpret_cast<T*>(ws.half(epoch));
-    detail::copy_local(g, ctx, stage, in + off, len);
-    if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
-    detail::hear_members(g, ctx, team, ws.arrived, epoch,
-                         "all_reduce_two_shot waiting for a member's contribution");
-    // Reduce-scatter: this member's chunk, from every member's staging.
-    const detail::ChunkBounds mine = detail::chunk_of(len, m, r);
-    T* chunk = out + off + mine.begin;
-    const std::size_t chunk_len = mine.end - mine.begin;
-    detail::with_op(op, [&](auto o) {
-      detail::reduce_members<decltype(o)::value>(
-          g, ctx, team, static_cast<const T*>(stage + mine.begin), chunk, chunk_len);
-    });
-    // All-gather: the reduced chunk into every member's out (which entered this epoch).
-    for (int k = 1; k < m; ++k) {
-      const int to = team.pe((r + k) % m);
-      if (chunk_len != 0) {
-        put_signal(g, ctx, make_tile(chunk, chunk_len),
-                   make_tile(static_cast<const T*>(chunk), chunk_len), &ws.done[r], epoch,
-                   SignalOp::set, to);
-      } else if (g.rank() == 0) {
-        signal(ctx, &ws.done[r], epoch, SignalOp::set, to);
-      }
-    }
-    detail::hear_members(g, ctx, team, ws.done, epoch,
-                         "all_reduce_two_shot waiting for a member's reduced chunk");
-  }
+  detail::for_each_segment<T>(
+      count, first_epoch, [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
+        T* stage = reinterpret_cast<T*>(ws.half(epoch));
+        detail::copy_local(g, ctx, stage, in + off, len);
+        if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
+        detail::hear_members(g, ctx, team, ws.arrived, epoch,
+                             "all_reduce_two_shot waiting for a member's contribution");
+        // Reduce-scatter: this member's chunk, from every member's staging.
+        const detail::ChunkBounds mine = detail::chunk_of(len, m, r);
+        T* chunk = out + off + mine.begin;
+        const std::size_t chunk_len = mine.end - mine.begin;
+        detail::with_op(op, [&](auto o) {
+          detail::reduce_members<decltype(o)::value>(
+              g, ctx, team, static_cast<const T*>(stage + mine.begin), chunk, chunk_len);
+        });
+        // All-gather: the reduced chunk into every member's out (which entered this epoch).
+        for (int k = 1; k < m; ++k) {
+          const int to = team.pe((r + k) % m);
+          if (chunk_len != 0) {
+            put_signal(g, ctx, make_tile(chunk, chunk_len),
+                       make_tile(static_cast<const T*>(chunk), chunk_len), &ws.done[r], epoch,
+                       SignalOp::set, to);
+          } else if (g.rank() == 0) {
+            signal(ctx, &ws.done[r], epoch, SignalOp::set, to);
+          }
+        }
+        detail::hear_members(g, ctx, team, ws.done, epoch,
+                             "all_reduce_two_shot waiting for a member's reduced chunk");
+      });
 }
 
 template <class T, class G>
@@ -218,71 +224,72 @@ TESSERA_KERNEL_CODE void all_reduce_ring(G g, const Context& ctx, const Team& te
   using A = AllReduceAcc<T>;
   const int r = team.my_rank, m = team.size;
   const int right = team.pe((r + 1) % m), left = team.pe((r + m - 1) % m);
-  const std::size_t seg = AllReduceWorkspace::segment_elems<T>();
   const auto t = static_cast<std::size_t>(g.rank()), nt = static_cast<std::size_t>(g.size());
-  for (std::uint64_t s = 0; s < all_reduce_segments<T>(count); ++s) {
-    const std::uint64_t epoch = first_epoch + s + 1;
-    const std::size_t off = static_cast<std::size_t>(s) * seg;
-    const std::size_t len = count - off < seg ? count - off : seg;
-    const std::size_t cap = (len + static_cast<std::size_t>(m) - 1) / static_cast<std::size_t>(m);
-    A* stage = reinterpret_cast<A*>(ws.half(epoch));
-    const T* x = in + off;
-    T* y = out + off;
-    T* right_y = ctx.ptr(y, right);
-    // Counter values of this epoch: above every value of earlier epochs.
-    const std::uint64_t base = (epoch - 1) * static_cast<std::uint64_t>(m);
-    detail::with_op(op, [&](auto o) {
-      constexpr ReduceOp kOp = decltype(o)::value;
-      // Reduce-scatter: at step k, chunk r - k (started by member r - k) moves right, with this
-      // member's contribution added; the partial sums are accumulators in the right's staging.
-      for (int k = 0; k + 1 < m; ++k) {
-        const detail::ChunkBounds c = detail::chunk_of(len, m, (r - k + m) % m);
-        A* dst = ctx.ptr(stage + static_cast<std::size_t>(k) * cap, right);
-        if (k == 0) {
-          for (std::size_t i = t; i < c.end - c.begin; i += nt)
-            dst[i] = detail::widen(x[c.begin + i]);
-        } else {
+  detail::for_each_segment<T>(
+      count, first_epoch, [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
+        const std::size_t cap =
+            (len + static_cast<std::size_t>(m) - 1) / static_cast<std::size_t>(m);
+        A* stage = reinterpret_cast<A*>(ws.half(epoch));
+        const T* x = in + off;
+        T* y = out + off;
+        T* right_y = ctx.ptr(y, right);
+        // Counter values of this epoch: above every value of earlier epochs.
+        const std::uint64_t base = (epoch - 1) * static_cast<std::uint64_t>(m);
+        detail::with_op(op, [&](auto o) {
+          constexpr ReduceOp kOp = decltype(o)::value;
+          // Reduce-scatter: at step k, chunk r - k (started by member r - k) moves right, with this
+          // member's contribution added; the partial sums are accumulators in the right's staging.
+          for (int k = 0; k + 1 < m; ++k) {
+            const detail::ChunkBounds c = detail::chunk_of(len, m, (r - k + m) % m);
+            A* dst = ctx.ptr(stage + static_cast<std::size_t>(k) * cap, right);
+            if (k == 0) {
+              for (std::size_t i = t; i < c.end - c.begin; i += nt)
+                dst[i] = detail::widen(x[c.begin + i]);
+            } else {
+              device::detail::wait_from(g, ctx, ws.ring_rs, Cmp::ge,
+                                        base + static_cast<std::uint64_t>(k), left,
+                                        "all_reduce_ring waiting for a partial sum from the left");
+              const A* from = stage + static_cast<std::size_t>(k - 1) * cap;
+              for (std::size_t i = t; i < c.end - c.begin; i += nt)
+                dst[i] = detail::combine<kOp>(from[i], detail::widen(x[c.begin + i]));
+            }
+            g.sync();
+            if (g.rank() == 0) {
+              signal(ctx, ws.ring_rs, base + static_cast<std::uint64_t>(k) + 1, SignalOp::set,
+                     right);
+            }
+          }
+          // The last partial sum to arrive completes chunk r + 1, which this member owns.
           device::detail::wait_from(g, ctx, ws.ring_rs, Cmp::ge,
-                                    base + static_cast<std::uint64_t>(k), left,
+                                    base + static_cast<std::uint64_t>(m - 1), left,
                                     "all_reduce_ring waiting for a partial sum from the left");
-          const A* from = stage + static_cast<std::size_t>(k - 1) * cap;
-          for (std::size_t i = t; i < c.end - c.begin; i += nt)
-            dst[i] = detail::combine<kOp>(from[i], detail::widen(x[c.begin + i]));
-        }
+          const detail::ChunkBounds own = detail::chunk_of(len, m, (r + 1) % m);
+          const A* last = stage + static_cast<std::size_t>(m - 2) * cap;
+          for (std::size_t i = t; i < own.end - own.begin; i += nt) {
+            const T v =
+                detail::narrow<T>(detail::combine<kOp>(last[i], detail::widen(x[own.begin + i])));
+            y[own.begin + i] = v;
+            right_y[own.begin + i] = v;
+          }
+        });
         g.sync();
-        if (g.rank() == 0) {
-          signal(ctx, ws.ring_rs, base + static_cast<std::uint64_t>(k) + 1, SignalOp::set, right);
+        if (g.rank() == 0) signal(ctx, ws.ring_ag, base + 1, SignalOp::set, right);
+        // All-gather: forward each reduced chunk that arrives from the left, except the last one.
+        for (int k = 1; k + 1 < m; ++k) {
+          device::detail::wait_from(g, ctx, ws.ring_ag, Cmp::ge,
+                                    base + static_cast<std::uint64_t>(k), left,
+                                    "all_reduce_ring waiting for a reduced chunk from the left");
+          const detail::ChunkBounds c = detail::chunk_of(len, m, (r + 1 - k + m) % m);
+          for (std::size_t i = c.begin + t; i < c.end; i += nt) right_y[i] = y[i];
+          g.sync();
+          if (g.rank() == 0) {
+            signal(ctx, ws.ring_ag, base + static_cast<std::uint64_t>(k) + 1, SignalOp::set, right);
+          }
         }
-      }
-      // The last partial sum to arrive completes chunk r + 1, which this member owns.
-      device::detail::wait_from(g, ctx, ws.ring_rs, Cmp::ge,
-                                base + static_cast<std::uint64_t>(m - 1), left,
-                                "all_reduce_ring waiting for a partial sum from the left");
-      const detail::ChunkBounds own = detail::chunk_of(len, m, (r + 1) % m);
-      const A* last = stage + static_cast<std::size_t>(m - 2) * cap;
-      for (std::size_t i = t; i < own.end - own.begin; i += nt) {
-        const T v =
-            detail::narrow<T>(detail::combine<kOp>(last[i], detail::widen(x[own.begin + i])));
-        y[own.begin + i] = v;
-        right_y[own.begin + i] = v;
-      }
-    });
-    g.sync();
-    if (g.rank() == 0) signal(ctx, ws.ring_ag, base + 1, SignalOp::set, right);
-    // All-gather: forward each reduced chunk that arrives from the left, except the last one.
-    for (int k = 1; k + 1 < m; ++k) {
-      device::detail::wait_from(g, ctx, ws.ring_ag, Cmp::ge, base + static_cast<std::uint64_t>(k),
-                                left, "all_reduce_ring waiting for a reduced chunk from the left");
-      const detail::ChunkBounds c = detail::chunk_of(len, m, (r + 1 - k + m) % m);
-      for (std::size_t i = c.begin + t; i < c.end; i += nt) right_y[i] = y[i];
-      g.sync();
-      if (g.rank() == 0) {
-        signal(ctx, ws.ring_ag, base + static_cast<std::uint64_t>(k) + 1, SignalOp::set, right);
-      }
-    }
-    device::detail::wait_from(g, ctx, ws.ring_ag, Cmp::ge, base + static_cast<std::uint64_t>(m - 1),
-                              left, "all_reduce_ring waiting for a reduced chunk from the left");
-  }
+        device::detail::wait_from(g, ctx, ws.ring_ag, Cmp::ge,
+                                  base + static_cast<std::uint64_t>(m - 1), left,
+                                  "all_reduce_ring waiting for a reduced chunk from the left");
+      });
 }
 
 template <class T, class G>
@@ -294,30 +301,27 @@ TESSERA_KERNEL_CODE void all_reduce_atomic(G g, const Context& ctx, const Team& 
                 "all_reduce_atomic adds int32, int64 or fp32");
   if (detail::all_reduce_alone(g, ctx, team, out, in, count)) return;
   const int r = team.my_rank, m = team.size;
-  const std::size_t seg = AllReduceWorkspace::segment_elems<T>();
   const auto t = static_cast<std::size_t>(g.rank()), nt = static_cast<std::size_t>(g.size());
-  for (std::uint64_t s = 0; s < all_reduce_segments<T>(count); ++s) {
-    const std::uint64_t epoch = first_epoch + s + 1;
-    const std::size_t off = static_cast<std::size_t>(s) * seg;
-    const std::size_t len = count - off < seg ? count - off : seg;
-    // In place, `in` is the `out` peers add into: read the contribution from a private copy.
-    T* stage = reinterpret_cast<T*>(ws.half(epoch));
-    detail::copy_local(g, ctx, stage, in + off, len);
-    detail::copy_local(g, ctx, out + off, in + off, len);
-    if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
-    detail::hear_members(g, ctx, team, ws.arrived, epoch,
-                         "all_reduce_atomic waiting for a member to enter");
-    for (int k = 1; k < m; ++k) {
-      T* dst = ctx.ptr(out + off, team.pe((r + k) % m));
-      for (std::size_t i = t; i < len; i += nt) {
-        platform::atomic_fetch_add(dst + i, stage[i], Sem::relaxed, Scope::system);
-      }
-    }
-    g.sync();
-    if (g.rank() == 0) detail::tell_members(ctx, team, ws.done, epoch);
-    detail::hear_members(g, ctx, team, ws.done, epoch,
-                         "all_reduce_atomic waiting for a member's additions");
-  }
+  detail::for_each_segment<T>(
+      count, first_epoch, [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
+        // In place, `in` is the `out` peers add into: read the contribution from a private copy.
+        T* stage = reinterpret_cast<T*>(ws.half(epoch));
+        detail::copy_local(g, ctx, stage, in + off, len);
+        detail::copy_local(g, ctx, out + off, in + off, len);
+        if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
+        detail::hear_members(g, ctx, team, ws.arrived, epoch,
+                             "all_reduce_atomic waiting for a member to enter");
+        for (int k = 1; k < m; ++k) {
+          T* dst = ctx.ptr(out + off, team.pe((r + k) % m));
+          for (std::size_t i = t; i < len; i += nt) {
+            platform::atomic_fetch_add(dst + i, stage[i], Sem::relaxed, Scope::system);
+          }
+        }
+        g.sync();
+        if (g.rank() == 0) detail::tell_members(ctx, team, ws.done, epoch);
+        detail::hear_members(g, ctx, team, ws.done, epoch,
+                             "all_reduce_atomic waiting for a member's additions");
+      });
 }
 
 }  // namespace tessera::device::ops
