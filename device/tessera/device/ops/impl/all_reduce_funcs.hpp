@@ -143,6 +143,20 @@ TESSERA_KERNEL_CODE bool all_reduce_alone(G g, const Context& ctx, const Team& t
   return true;
 }
 
+// Copies this member's contribution into the staging half of `epoch`, announces it and waits
+// until every member of the team has announced theirs; returns the staging half, which peers
+// then read.
+template <class T, class G>
+TESSERA_KERNEL_CODE T* stage_and_gather(G g, const Context& ctx, const Team& team,
+                                        AllReduceWorkspace ws, std::uint64_t epoch, const T* in,
+                                        std::size_t len, const char* what) {
+  T* stage = reinterpret_cast<T*>(ws.half(epoch));
+  copy_local(g, ctx, stage, in, len);
+  if (g.rank() == 0) tell_members(ctx, team, ws.arrived, epoch);
+  hear_members(g, ctx, team, ws.arrived, epoch, what);
+  return stage;
+}
+
 // Runs body(epoch, off, len) for every segment of a call on `count` elements: segment s covers
 // [off, off + len) and takes epoch first_epoch + s + 1 (all_reduce_segments).
 template <class T, class Body>
@@ -165,11 +179,9 @@ TESSERA_KERNEL_CODE void all_reduce_one_shot(G g, const Context& ctx, const Team
   if (detail::all_reduce_alone(g, ctx, team, out, in, count)) return;
   detail::for_each_segment<T>(
       count, first_epoch, [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
-        T* stage = reinterpret_cast<T*>(ws.half(epoch));
-        detail::copy_local(g, ctx, stage, in + off, len);
-        if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
-        detail::hear_members(g, ctx, team, ws.arrived, epoch,
-                             "all_reduce_one_shot waiting for a member's contribution");
+        T* stage =
+            detail::stage_and_gather(g, ctx, team, ws, epoch, in + off, len,
+                                     "all_reduce_one_shot waiting for a member's contribution");
         detail::with_op(op, [&](auto o) {
           detail::reduce_members<decltype(o)::value>(g, ctx, team, static_cast<const T*>(stage),
                                                      out + off, len);
@@ -186,11 +198,9 @@ TESSERA_KERNEL_CODE void all_reduce_two_shot(G g, const Context& ctx, const Team
   const int r = team.my_rank, m = team.size;
   detail::for_each_segment<T>(
       count, first_epoch, [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
-        T* stage = reinterpret_cast<T*>(ws.half(epoch));
-        detail::copy_local(g, ctx, stage, in + off, len);
-        if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
-        detail::hear_members(g, ctx, team, ws.arrived, epoch,
-                             "all_reduce_two_shot waiting for a member's contribution");
+        T* stage =
+            detail::stage_and_gather(g, ctx, team, ws, epoch, in + off, len,
+                                     "all_reduce_two_shot waiting for a member's contribution");
         // Reduce-scatter: this member's chunk, from every member's staging.
         const detail::ChunkBounds mine = detail::chunk_of(len, m, r);
         T* chunk = out + off + mine.begin;
