@@ -22,6 +22,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The complex types of the sum and product reductions: C's _Complex types, and in C++ the
+ * std::complex types, which have the same layout. */
+#ifdef __cplusplus
+#include <complex>
+#define TESSERA_SHMEM_COMPLEXD std::complex<double>
+#define TESSERA_SHMEM_COMPLEXF std::complex<float>
+#elif !defined(__STDC_NO_COMPLEX__)
+#define TESSERA_SHMEM_COMPLEXD double _Complex
+#define TESSERA_SHMEM_COMPLEXF float _Complex
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -154,6 +165,45 @@ extern shmem_team_t const SHMEM_TEAM_SHARED;
   X(uint64, uint64_t)               \
   X(size, size_t)                   \
   X(ptrdiff, ptrdiff_t)
+
+/* The reduction types of the team-based reductions, by the operations they support. Bitwise
+ * (and, or, xor): */
+#define TESSERA_SHMEM_BITWISE_REDUCE_TYPES(X) \
+  X(uchar, unsigned char)                     \
+  X(ushort, unsigned short)                   \
+  X(uint, unsigned int)                       \
+  X(ulong, unsigned long)                     \
+  X(ulonglong, unsigned long long)            \
+  X(int8, int8_t)                             \
+  X(int16, int16_t)                           \
+  X(int32, int32_t)                           \
+  X(int64, int64_t)                           \
+  X(uint8, uint8_t)                           \
+  X(uint16, uint16_t)                         \
+  X(uint32, uint32_t)                         \
+  X(uint64, uint64_t)                         \
+  X(size, size_t)
+/* Ordered (max, min, and sum, prod): every integer type and the real types. */
+#define TESSERA_SHMEM_ORDERED_REDUCE_TYPES(X) \
+  X(char, char)                               \
+  X(schar, signed char)                       \
+  X(short, short)                             \
+  X(int, int)                                 \
+  X(long, long)                               \
+  X(longlong, long long)                      \
+  X(ptrdiff, ptrdiff_t)                       \
+  TESSERA_SHMEM_BITWISE_REDUCE_TYPES(X)       \
+  X(float, float)                             \
+  X(double, double)                           \
+  X(longdouble, long double)
+/* Complex (sum, prod only); empty where C has no complex types (__STDC_NO_COMPLEX__). */
+#ifdef TESSERA_SHMEM_COMPLEXD
+#define TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(X) \
+  X(complexd, TESSERA_SHMEM_COMPLEXD)         \
+  X(complexf, TESSERA_SHMEM_COMPLEXF)
+#else
+#define TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(X)
+#endif
 
 /* ---- setup, exit, query -------------------------------------------------------------------- */
 
@@ -414,6 +464,85 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
  * SHMEM_TEAM_WORLD or SHMEM_TEAM_SHARED ends the job with a message. */
 void shmem_team_destroy(shmem_team_t team);
 
+/* ---- collectives -------------------------------------------------------------------------- */
+
+/* Every collective is over the members of a team (team-relative PE numbers), called by every
+ * member in the same order with the same symmetric `dest` and `source` objects and the same
+ * counts (collect: counts may differ). They are blocking: on return this PE's `dest` holds the
+ * result and its `source` may be reused; peers may still be inside the call. Each opens with a
+ * shmem_team_sync (so every member's earlier stores to `source` are seen) and closes with one
+ * (so no member still reads this PE's `source`); outstanding RMA is not completed (shmem_quiet).
+ * `dest` and `source` may overlap (in place): the result is assembled privately and copied to
+ * `dest` after the closing sync. Returns 0, or nonzero without communicating when `team` is
+ * SHMEM_TEAM_INVALID (or a handle this PE does not belong to), PE_root is outside the team, or
+ * a stride is below 1. A `dest` or `source` outside the symmetric heap ends the job. */
+
+/* Deprecated active-set forms of shmem_team_sync and shmem_barrier: the PEs PE_start,
+ * PE_start + 2^logPE_stride, ... (PE_size of them). pSync is not used (any array, symmetric or
+ * not, is accepted). shmem_barrier completes this PE's outstanding operations first. A set that
+ * leaves the job or does not hold this PE ends the job. */
+#define SHMEM_SYNC_VALUE 0L
+#define SHMEM_SYNC_SIZE 1
+#define SHMEM_BARRIER_SYNC_SIZE 1
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long* pSync);
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync);
+
+/* `source` (nelems bytes) of team PE PE_root to `dest` on every member, the root included. */
+int shmem_broadcastmem(shmem_team_t team, void* dest, const void* source, size_t nelems,
+                       int PE_root);
+/* The concatenation of every member's `source` in team order to `dest` on every member:
+ * collect: nelems (bytes) may differ per member; fcollect: the same on every member. */
+int shmem_collectmem(shmem_team_t team, void* dest, const void* source, size_t nelems);
+int shmem_fcollectmem(shmem_team_t team, void* dest, const void* source, size_t nelems);
+/* Block l (nelems bytes) of team PE k's `source` goes to block k of team PE l's `dest`. */
+int shmem_alltoallmem(shmem_team_t team, void* dest, const void* source, size_t nelems);
+/* alltoallmem on strided bytes: element j of the block for team PE l is source[sst * (l * nelems
+ * + j)] and lands at dest[dst * (k * nelems + j)] on PE l (strides >= 1). */
+int shmem_alltoallsmem(shmem_team_t team, void* dest, const void* source, ptrdiff_t dst,
+                       ptrdiff_t sst, size_t nelems);
+
+/* Typed forms for every TYPENAME of TESSERA_SHMEM_RMA_TYPES, nelems counting elements:
+ * shmem_TYPENAME_broadcast, _collect, _fcollect, _alltoall, _alltoalls. */
+#define TESSERA_SHMEM_DECLARE_COLLECTIVES(NAME, TYPE)                                            \
+  int shmem_##NAME##_broadcast(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems, \
+                               int PE_root);                                                     \
+  int shmem_##NAME##_collect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems);  \
+  int shmem_##NAME##_fcollect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems); \
+  int shmem_##NAME##_alltoall(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems); \
+  int shmem_##NAME##_alltoalls(shmem_team_t team, TYPE* dest, const TYPE* source, ptrdiff_t dst, \
+                               ptrdiff_t sst, size_t nelems);
+TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_COLLECTIVES)
+#undef TESSERA_SHMEM_DECLARE_COLLECTIVES
+
+/* Reductions: dest[i] = source[i] of team PE 0 OP that of PE 1 OP ... for i < nreduce, combined
+ * in team order in the element type (integers wrap; every member computes the same bits), on
+ * every member. dest == source is the in-place form. Generated names:
+ *   shmem_TYPENAME_and_reduce, _or_reduce, _xor_reduce for TESSERA_SHMEM_BITWISE_REDUCE_TYPES;
+ *   shmem_TYPENAME_max_reduce, _min_reduce, _sum_reduce, _prod_reduce for
+ *     TESSERA_SHMEM_ORDERED_REDUCE_TYPES;
+ *   shmem_TYPENAME_sum_reduce, _prod_reduce for TESSERA_SHMEM_COMPLEX_REDUCE_TYPES. */
+#define TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, OP)                                  \
+  int shmem_##NAME##_##OP(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                   size_t nreduce);
+#define TESSERA_SHMEM_DECLARE_BITWISE_REDUCE(NAME, TYPE) \
+  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, and_reduce)          \
+  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, or_reduce)           \
+  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, xor_reduce)
+#define TESSERA_SHMEM_DECLARE_ORDERED_REDUCE(NAME, TYPE) \
+  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, max_reduce)          \
+  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, min_reduce)
+#define TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE(NAME, TYPE) \
+  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, sum_reduce)             \
+  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, prod_reduce)
+TESSERA_SHMEM_BITWISE_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_BITWISE_REDUCE)
+TESSERA_SHMEM_ORDERED_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ORDERED_REDUCE)
+TESSERA_SHMEM_ORDERED_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE)
+TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE)
+#undef TESSERA_SHMEM_DECLARE_REDUCE
+#undef TESSERA_SHMEM_DECLARE_BITWISE_REDUCE
+#undef TESSERA_SHMEM_DECLARE_ORDERED_REDUCE
+#undef TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE
+
 /* ---- C11 type-generic names -------------------------------------------------------------- */
 
 /* In C11 and later, the specification's generic names pick the typed routine from the type the
@@ -535,6 +664,93 @@ void shmem_team_destroy(shmem_team_t team);
   TESSERA_SHMEM_SYNC_GENERIC(test_any, *(ivars))(ivars, __VA_ARGS__)
 #define shmem_test_some(ivars, ...) \
   TESSERA_SHMEM_SYNC_GENERIC(test_some, *(ivars))(ivars, __VA_ARGS__)
+
+/* clang-format off */
+#define TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(OP, X) \
+  _Generic((X),                                     \
+    unsigned char: shmem_uchar_##OP,                \
+    unsigned short: shmem_ushort_##OP,              \
+    unsigned int: shmem_uint_##OP,                  \
+    unsigned long: shmem_ulong_##OP,                \
+    unsigned long long: shmem_ulonglong_##OP,       \
+    int8_t: shmem_int8_##OP,                        \
+    int16_t: shmem_int16_##OP,                      \
+    int32_t: shmem_int32_##OP,                      \
+    int64_t: shmem_int64_##OP)
+
+#define TESSERA_SHMEM_ORDERED_REDUCE_GENERIC(OP, X) \
+  _Generic((X),                                     \
+    char: shmem_char_##OP,                          \
+    signed char: shmem_schar_##OP,                  \
+    short: shmem_short_##OP,                        \
+    int: shmem_int_##OP,                            \
+    long: shmem_long_##OP,                          \
+    long long: shmem_longlong_##OP,                 \
+    unsigned char: shmem_uchar_##OP,                \
+    unsigned short: shmem_ushort_##OP,              \
+    unsigned int: shmem_uint_##OP,                  \
+    unsigned long: shmem_ulong_##OP,                \
+    unsigned long long: shmem_ulonglong_##OP,       \
+    float: shmem_float_##OP,                        \
+    double: shmem_double_##OP,                      \
+    long double: shmem_longdouble_##OP)
+
+#ifdef TESSERA_SHMEM_COMPLEXD
+#define TESSERA_SHMEM_ARITHMETIC_REDUCE_GENERIC(OP, X) \
+  _Generic((X),                                        \
+    char: shmem_char_##OP,                             \
+    signed char: shmem_schar_##OP,                     \
+    short: shmem_short_##OP,                           \
+    int: shmem_int_##OP,                               \
+    long: shmem_long_##OP,                             \
+    long long: shmem_longlong_##OP,                    \
+    unsigned char: shmem_uchar_##OP,                   \
+    unsigned short: shmem_ushort_##OP,                 \
+    unsigned int: shmem_uint_##OP,                     \
+    unsigned long: shmem_ulong_##OP,                   \
+    unsigned long long: shmem_ulonglong_##OP,          \
+    float: shmem_float_##OP,                           \
+    double: shmem_double_##OP,                         \
+    long double: shmem_longdouble_##OP,                \
+    double _Complex: shmem_complexd_##OP,              \
+    float _Complex: shmem_complexf_##OP)
+#else
+#define TESSERA_SHMEM_ARITHMETIC_REDUCE_GENERIC(OP, X) TESSERA_SHMEM_ORDERED_REDUCE_GENERIC(OP, X)
+#endif
+/* clang-format on */
+
+/* Collectives select by the type `dest` points to (team first, as the typed forms). */
+#define shmem_broadcast(team, dest, ...) \
+  TESSERA_SHMEM_RMA_GENERIC(broadcast, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_collect(team, dest, ...) \
+  TESSERA_SHMEM_RMA_GENERIC(collect, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_fcollect(team, dest, ...) \
+  TESSERA_SHMEM_RMA_GENERIC(fcollect, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_alltoall(team, dest, ...) \
+  TESSERA_SHMEM_RMA_GENERIC(alltoall, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_alltoalls(team, dest, ...) \
+  TESSERA_SHMEM_RMA_GENERIC(alltoalls, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_and_reduce(team, dest, ...) \
+  TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(and_reduce, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_or_reduce(team, dest, ...) \
+  TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(or_reduce, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_xor_reduce(team, dest, ...) \
+  TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(xor_reduce, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_max_reduce(team, dest, ...) \
+  TESSERA_SHMEM_ORDERED_REDUCE_GENERIC(max_reduce, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_min_reduce(team, dest, ...) \
+  TESSERA_SHMEM_ORDERED_REDUCE_GENERIC(min_reduce, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_sum_reduce(team, dest, ...) \
+  TESSERA_SHMEM_ARITHMETIC_REDUCE_GENERIC(sum_reduce, *(dest))(team, dest, __VA_ARGS__)
+#define shmem_prod_reduce(team, dest, ...) \
+  TESSERA_SHMEM_ARITHMETIC_REDUCE_GENERIC(prod_reduce, *(dest))(team, dest, __VA_ARGS__)
+
+/* shmem_sync(team) is shmem_team_sync; shmem_sync(PE_start, logPE_stride, PE_size, pSync) the
+ * deprecated active-set routine (picked by the number of arguments). */
+#define TESSERA_SHMEM_SYNC_FORM(a1, a2, a3, a4, NAME, ...) NAME
+#define shmem_sync(...)                                                                        \
+  TESSERA_SHMEM_SYNC_FORM(__VA_ARGS__, shmem_sync, shmem_sync, shmem_sync, shmem_team_sync, 0) \
+  (__VA_ARGS__)
 
 #endif /* C11 */
 

@@ -35,6 +35,9 @@ struct State {
   // for. Never reset, so nothing needs clearing between syncs.
   std::uint64_t* sync_counters = nullptr;
   std::vector<std::uint64_t> sync_consumed;
+  // shmem_collect's symmetric word: a member stores its nelems here before the opening sync and
+  // the others read it before the closing one (symmetric, allocated by shmem_init).
+  std::uint64_t* collect_count = nullptr;
 };
 
 // The default runtime, or null outside shmem_init .. shmem_finalize.

@@ -24,6 +24,8 @@ bool valid(shmem_team_t team) { return team != SHMEM_TEAM_INVALID && !team->pes.
 
 }  // namespace
 
+bool usable_team(shmem_team_t team) { return valid(team) && team->my_pe >= 0; }
+
 void init_predefined_teams(State& s) {
   const int me = s.ctx.my_pe;
   g_world = tessera_shmem_team{};
@@ -41,6 +43,8 @@ void init_predefined_teams(State& s) {
   s.sync_counters = static_cast<std::uint64_t*>(
       s.runtime.calloc(static_cast<std::size_t>(s.ctx.n_pes), sizeof(std::uint64_t)));
   s.sync_consumed.assign(static_cast<std::size_t>(s.ctx.n_pes), 0);
+  s.collect_count =
+      static_cast<std::uint64_t*>(s.runtime.calloc(std::size_t{1}, sizeof(std::uint64_t)));
 }
 
 void release_predefined_teams() {
@@ -52,20 +56,18 @@ void release_predefined_teams() {
 }  // namespace tessera::shmem
 
 namespace tessera::shmem {
-namespace {
 
 // Round k of the dissemination barrier: signal the member 2^k places ahead, wait for the one
 // 2^k places behind; after ceil(log2 m) rounds every member has heard, directly or not, from
 // every other. The signal is an atomic add with release and the wait an acquire load, so stores
 // before the sync are visible after it.
-void team_sync(State& s, shmem_team_t team) {
-  const char* routine = "shmem_team_sync";
+void team_sync(State& s, const tessera_shmem_team& team, const char* routine) {
   const int me = s.ctx.my_pe;
-  const auto m = static_cast<int>(team->pes.size());
-  const int i = team->my_pe;
+  const auto m = static_cast<int>(team.pes.size());
+  const int i = team.my_pe;
   for (int dist = 1; dist < m; dist *= 2) {
-    const int to = team->pes[static_cast<std::size_t>((i + dist) % m)];
-    const int from = team->pes[static_cast<std::size_t>((i - dist + m) % m)];
+    const int to = team.pes[static_cast<std::size_t>((i + dist) % m)];
+    const int from = team.pes[static_cast<std::size_t>((i - dist + m) % m)];
     guarded(routine,
             [&] { device::atomic_add(s.ctx, &s.sync_counters[me], std::uint64_t{1}, to); });
     const std::uint64_t expected = ++s.sync_consumed[static_cast<std::size_t>(from)];
@@ -80,7 +82,6 @@ void team_sync(State& s, shmem_team_t team) {
   }
 }
 
-}  // namespace
 }  // namespace tessera::shmem
 
 using tessera::shmem::die;
@@ -148,8 +149,8 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
 
 int shmem_team_sync(shmem_team_t team) {
   tessera::shmem::State& s = state("shmem_team_sync");
-  if (!valid(team) || team->my_pe < 0) return -1;
-  tessera::shmem::team_sync(s, team);
+  if (!tessera::shmem::usable_team(team)) return -1;
+  tessera::shmem::team_sync(s, *team, "shmem_team_sync");
   return 0;
 }
 
