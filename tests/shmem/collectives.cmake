@@ -12,6 +12,11 @@ foreach(_run reduce:3 reduce:2 broadcast:3 alltoall:3 collect:2 sync:3)
   tessera_add_mpi_test(shmem.collectives_${_family}.np${_np} shmem_collectives_${_family} ${_np}
                        LABELS shmem ENV ${TESSERA_SHMEM_TEST_ENV})
 endforeach()
+# Delay mode: the last PE enters every collective late, so the others must wait for its data.
+foreach(_family broadcast collect alltoall reduce)
+  tessera_add_mpi_test(shmem.collectives_${_family}.delay shmem_collectives_${_family} 4
+                       LABELS shmem ENV ${TESSERA_SHMEM_TEST_ENV} ARGS delay)
+endforeach()
 tessera_add_shmem_test(collectives_cxx collectives_cxx_test.cpp 4)
 
 # Misuse ends the job with the routine's "tessera shmem:" message.

@@ -20,9 +20,11 @@ static int sent(int from_pe, int to, size_t j, int salt) {
     TYPE* dst = (TYPE*)shmem_malloc(cap * sizeof(TYPE));                                    \
     for (int c = 0; c < 2; ++c) {                                                           \
       shmem_team_t team = collective_teams[c];                                              \
+      begin_collective_case();                                                              \
       const int size = shmem_team_n_pes(team), rank = shmem_team_my_pe(team);               \
       for (int k = 0; k < COLLECTIVE_N_COUNTS; ++k) {                                       \
         for (int strided = 0; strided < 2; ++strided) {                                     \
+          next_collective();                                                                \
           const size_t n = collective_counts[k];                                            \
           const ptrdiff_t ds = strided ? 2 : 1, ss = strided ? 3 : 1;                       \
           for (size_t i = 0; i < cap; ++i) {                                                \
@@ -52,6 +54,7 @@ static int sent(int from_pe, int to, size_t j, int salt) {
         }                                                                                   \
       }                                                                                     \
       /* In place: dest == source. */                                                       \
+      next_collective();                                                                    \
       for (int l = 0; l < size; ++l) {                                                      \
         for (size_t j = 0; j < 7; ++j) src[(size_t)l * 7 + j] = (TYPE)sent(me, l, j, 60);   \
       }                                                                                     \
@@ -72,6 +75,7 @@ TESSERA_SHMEM_RMA_TYPES(TEST_ALLTOALL)
 
 /* The byte routines, and the invalid arguments. */
 static void alltoallmem(void) {
+  begin_collective_case();
   const int me = shmem_my_pe(), n = shmem_n_pes();
   unsigned char* src = (unsigned char*)shmem_malloc(3 * 3 * (size_t)n);
   unsigned char* dst = (unsigned char*)shmem_malloc(3 * 2 * (size_t)n);
@@ -107,8 +111,9 @@ static void alltoallmem(void) {
   shmem_free(src);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   shmem_init();
+  parse_collective_args(argc, argv);
   make_collective_teams();
 #define RUN(NAME, TYPE) alltoall_##NAME();
   TESSERA_SHMEM_RMA_TYPES(RUN)

@@ -15,10 +15,12 @@
     const int me = shmem_my_pe();                                                                 \
     for (int c = 0; c < 2; ++c) {                                                                 \
       shmem_team_t team = collective_teams[c];                                                    \
+      begin_collective_case();                                                                    \
       const int size = shmem_team_n_pes(team);                                                    \
       for (int k = 0; k < COLLECTIVE_N_COUNTS; ++k) {                                             \
         const size_t n = collective_counts[k];                                                    \
         for (int root = 0; root < size; ++root) {                                                 \
+          next_collective();                                                                      \
           const int salt = k * 7 + root;                                                          \
           for (size_t i = 0; i < n; ++i) {                                                        \
             src[i] = (TYPE)test_value(me, i, salt);                                               \
@@ -37,6 +39,7 @@
         }                                                                                         \
       }                                                                                           \
       /* In place: dest == source; the root keeps its data, the others get it. */                 \
+      next_collective();                                                                          \
       const int root = size - 1;                                                                  \
       for (size_t i = 0; i < 7; ++i) src[i] = (TYPE)test_value(me, i, 99);                        \
       check(shmem_##NAME##_broadcast(team, src, src, 7, root) == 0, "in-place broadcast failed"); \
@@ -54,6 +57,7 @@ TESSERA_SHMEM_RMA_TYPES(TEST_BROADCAST)
 
 /* The byte routine: nelems counts bytes, so an odd count cuts through the middle of words. */
 static void broadcastmem(void) {
+  begin_collective_case();
   unsigned char* src = (unsigned char*)shmem_malloc(4099);
   unsigned char* dst = (unsigned char*)shmem_malloc(4099);
   const int me = shmem_my_pe(), n = shmem_n_pes();
@@ -92,8 +96,9 @@ static void invalid_arguments(void) {
   shmem_free(buf);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   shmem_init();
+  parse_collective_args(argc, argv);
   make_collective_teams();
 #define RUN(NAME, TYPE) broadcast_##NAME();
   TESSERA_SHMEM_RMA_TYPES(RUN)

@@ -4,6 +4,9 @@
 #ifndef TESSERA_TESTS_SHMEM_COLLECTIVES_CHECK_H
 #define TESSERA_TESTS_SHMEM_COLLECTIVES_CHECK_H
 
+#include <string.h>
+#include <time.h>
+
 #include "shmem_check.h"
 
 /* Element counts every family runs: one, an odd handful, and a few thousand (several of the
@@ -36,9 +39,40 @@ static inline int world_of(shmem_team_t team, int rank) {
   return shmem_team_translate_pe(team, rank, SHMEM_TEAM_WORLD);
 }
 
-/* A small value that every type holds exactly (0 .. 96), different per PE, index and salt. */
+/* Bumped before every collective a test makes, so consecutive calls move different values and a
+ * member that read a peer's source too early (the previous call's data) is caught. */
+static size_t collective_generation = 0;
+/* Delay mode (program argument "delay"): the last PE enters every collective about 1 ms late,
+ * so the others reach the opening sync first and must wait there for its source. */
+static int collective_delay = 0;
+
+static inline void parse_collective_args(int argc, char** argv) {
+  collective_delay = argc > 1 && strcmp(argv[1], "delay") == 0;
+}
+
+/* Teams of different sizes make different numbers of calls, so the generation restarts from a
+ * value all PEs agree on at the start of each (routine, team) case. */
+static size_t collective_case = 0;
+static inline void begin_collective_case(void) {
+  ++collective_case;
+  collective_generation = collective_case * 4096u;
+}
+
+/* Call before filling the buffers of the next collective. */
+static inline void next_collective(void) {
+  ++collective_generation;
+  if (!collective_delay || shmem_my_pe() != shmem_n_pes() - 1) return;
+  struct timespec start, now;
+  timespec_get(&start, TIME_UTC);
+  do {
+    timespec_get(&now, TIME_UTC);
+  } while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 1000000L);
+}
+
+/* A small value that every type holds exactly (0 .. 96), different per PE, index, salt and
+ * generation. */
 static inline int test_value(int pe, size_t i, int salt) {
-  return (int)(((size_t)pe * 37u + i * 11u + (size_t)salt * 5u) % 97u);
+  return (int)(((size_t)pe * 37u + (i + collective_generation) * 11u + (size_t)salt * 5u) % 97u);
 }
 
 #endif

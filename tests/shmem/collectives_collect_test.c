@@ -18,9 +18,11 @@ static size_t collect_count(int rank, size_t base) { return rank == 1 ? 0 : base
     TYPE* dst = (TYPE*)shmem_malloc(cap * sizeof(TYPE));                                         \
     for (int c = 0; c < 2; ++c) {                                                                \
       shmem_team_t team = collective_teams[c];                                                   \
+      begin_collective_case();                                                                   \
       const int size = shmem_team_n_pes(team), rank = shmem_team_my_pe(team);                    \
       for (int k = 0; k < COLLECTIVE_N_COUNTS; ++k) {                                            \
         for (int fixed = 0; fixed < 2; ++fixed) {                                                \
+          next_collective();                                                                     \
           const size_t base = collective_counts[k];                                              \
           const size_t mine = fixed ? base : collect_count(rank, base);                          \
           for (size_t i = 0; i < mine; ++i) src[i] = (TYPE)test_value(me, i, k);                 \
@@ -45,6 +47,7 @@ static size_t collect_count(int rank, size_t base) { return rank == 1 ? 0 : base
       }                                                                                          \
       /* fcollect in place: source is the start of dest (the same symmetric address on every     \
        * member, as the specification requires), overwritten by the concatenation. */            \
+      next_collective();                                                                         \
       for (size_t i = 0; i < 7; ++i) dst[i] = (TYPE)test_value(me, i, 50);                       \
       check(shmem_##NAME##_fcollect(team, dst, dst, 7) == 0, "in-place fcollect failed");        \
       for (int r = 0; r < size; ++r) {                                                           \
@@ -63,6 +66,7 @@ TESSERA_SHMEM_RMA_TYPES(TEST_COLLECT)
 
 /* The byte routines: odd byte counts per member. */
 static void collectmem(void) {
+  begin_collective_case();
   const int me = shmem_my_pe(), n = shmem_n_pes();
   unsigned char* src = (unsigned char*)shmem_malloc(64);
   unsigned char* dst = (unsigned char*)shmem_malloc(64 * (size_t)n + 1);
@@ -92,8 +96,9 @@ static void collectmem(void) {
   shmem_free(src);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   shmem_init();
+  parse_collective_args(argc, argv);
   make_collective_teams();
 #define RUN(NAME, TYPE) collect_##NAME();
   TESSERA_SHMEM_RMA_TYPES(RUN)

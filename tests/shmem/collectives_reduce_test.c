@@ -39,8 +39,10 @@ static int reductions_run = 0;
     const int me = shmem_my_pe();                                                             \
     for (int c = 0; c < 2; ++c) {                                                             \
       shmem_team_t team = collective_teams[c];                                                \
+      begin_collective_case();                                                                \
       const int size = shmem_team_n_pes(team);                                                \
       for (int k = 0; k < COLLECTIVE_N_COUNTS; ++k) {                                         \
+        next_collective();                                                                    \
         const size_t n = collective_counts[k];                                                \
         for (size_t i = 0; i < n; ++i) {                                                      \
           want[i] = VALUE(TYPE, OP, world_of(team, 0), i);                                    \
@@ -90,8 +92,9 @@ TESSERA_SHMEM_BITWISE_REDUCE_TYPES(TEST_BITWISE)
 TESSERA_SHMEM_ORDERED_REDUCE_TYPES(TEST_ORDERED)
 TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TEST_COMPLEX)
 
-int main(void) {
+int main(int argc, char** argv) {
   shmem_init();
+  parse_collective_args(argc, argv);
   make_collective_teams();
 #define RUN_BITWISE(NAME, TYPE) \
   reduce_##NAME##_and();        \
