@@ -1,8 +1,9 @@
 // The team-based reductions shmem_TYPENAME_{and,or,xor,max,min,sum,prod}_reduce: one template
-// over the element type and the operation. Every member reads every member's source (by
-// load/store where mapped, else into a bounce buffer through the proxy) and combines them in
-// team order, chunk by chunk so the partial result stays in cache; every member therefore
-// computes the same bits, floating point included.
+// over the element type and the operation. Each element is combined over the members' sources
+// in team order (read by load/store where mapped, else into a bounce buffer through the proxy),
+// chunk by chunk so the partial result stays in cache: by every member (small calls), or by the
+// member owning its slice, whose result the others then copy (large calls). Either way every
+// member ends with the same bits, floating point included.
 #include <algorithm>
 #include <complex>
 #include <type_traits>
@@ -72,6 +73,38 @@ struct Prod {
 // Elements combined per member before moving to the next chunk.
 constexpr std::size_t kChunkBytes = 16 * 1024;
 
+// From this many elements, on teams of three or more, a reduction runs in two phases (each
+// member reduces its slice, then gathers the others' slices from their dest): about 2 n reads
+// per PE instead of (team size) x n, for one more sync.
+constexpr std::size_t kSplitElements = 4096;
+
+// Combines elements [first, first + count) of every member's source, in team order, into
+// out[0, count); `out` must not be any member's source.
+template <class T, class Op>
+void combine(const State& s, const char* routine, const tessera_shmem_team& team, const T* source,
+             std::size_t first, std::size_t count, T* out, Op op) {
+  const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / sizeof(T));
+  std::vector<T> bounce;  // a chunk of an unmapped member's source
+  for (std::size_t done = 0; done < count; done += chunk) {
+    const std::size_t c = std::min(chunk, count - done);
+    for (std::size_t k = 0; k < team.pes.size(); ++k) {
+      const int pe = team.pes[k];
+      const T* in = s.ctx.ptr(source + first + done, pe);
+      if (in == nullptr) {
+        bounce.resize(c);
+        read_member(s, routine, bounce.data(), source + first + done, c * sizeof(T), pe);
+        in = bounce.data();
+      }
+      T* o = out + done;
+      if (k == 0) {
+        std::copy(in, in + c, o);
+      } else {
+        for (std::size_t i = 0; i < c; ++i) o[i] = op(o[i], in[i]);
+      }
+    }
+  }
+}
+
 template <class T, class Op>
 int reduce(const char* routine, shmem_team_t team, T* dest, const T* source, std::size_t n, Op op) {
   State& s = state(routine);
@@ -79,32 +112,40 @@ int reduce(const char* routine, shmem_team_t team, T* dest, const T* source, std
   const std::size_t bytes = n * sizeof(T);
   require_symmetric_range(s, routine, dest, bytes, "destination");
   require_symmetric_range(s, routine, source, bytes, "source");
-  return run_collective(s, routine, *team, [&] {
-    Landing landing(dest, bytes, source, bytes);
-    T* out = reinterpret_cast<T*>(landing.at());
-    const auto m = static_cast<int>(team->pes.size());
+  const auto m = team->pes.size();
+  const bool disjoint = dest + n <= source || source + n <= dest;
+  if (m < 3 || n < kSplitElements || !(disjoint || dest == source)) {
+    return run_collective(s, routine, *team, [&] {
+      Landing landing(dest, bytes, source, bytes);
+      combine(s, routine, *team, source, 0, n, reinterpret_cast<T*>(landing.at()), op);
+      return landing;
+    });
+  }
+  // Two phases. Slice j is [n j / m, n (j + 1) / m); this member (rank r) owns slice r. Phase 1
+  // reads slice r of every source: in place, this member's own slice r is read by nobody else,
+  // so the result goes there through a private chunk. Phase 2 reads slice j of member j's dest;
+  // by then (the middle sync) no member reads a source any more, so dest may overwrite it. The
+  // closing sync keeps slice r of this dest unchanged until every member has read it.
+  const auto slice = [&](std::size_t j) { return n * j / m; };
+  const auto r = static_cast<std::size_t>(team->my_pe);
+  team_sync(s, *team, routine);
+  {
     const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / sizeof(T));
-    std::vector<T> bounce;  // a chunk of an unmapped member's source
-    for (std::size_t first = 0; first < n; first += chunk) {
-      const std::size_t count = std::min(chunk, n - first);
-      for (int k = 0; k < m; ++k) {
-        const int pe = world_pe(*team, k);
-        const T* in = s.ctx.ptr(source + first, pe);
-        if (in == nullptr) {
-          bounce.resize(count);
-          read_member(s, routine, bounce.data(), source + first, count * sizeof(T), pe);
-          in = bounce.data();
-        }
-        T* o = out + first;
-        if (k == 0) {
-          std::copy(in, in + count, o);
-        } else {
-          for (std::size_t i = 0; i < count; ++i) o[i] = op(o[i], in[i]);
-        }
-      }
+    std::vector<T> result(std::min(chunk, slice(r + 1) - slice(r)));
+    for (std::size_t first = slice(r); first < slice(r + 1); first += chunk) {
+      const std::size_t count = std::min(chunk, slice(r + 1) - first);
+      combine(s, routine, *team, source, first, count, result.data(), op);
+      std::copy(result.data(), result.data() + count, dest + first);
     }
-    return landing;
-  });
+  }
+  team_sync(s, *team, routine);
+  for (std::size_t j = 0; j < m; ++j) {
+    if (j == r) continue;
+    read_member(s, routine, dest + slice(j), dest + slice(j), (slice(j + 1) - slice(j)) * sizeof(T),
+                team->pes[j]);
+  }
+  team_sync(s, *team, routine);
+  return 0;
 }
 
 }  // namespace
@@ -113,21 +154,20 @@ int reduce(const char* routine, shmem_team_t team, T* dest, const T* source, std
 extern "C" {
 
 // One reduction routine: TYPENAME, TYPE, the operation's name and its functor.
-#define TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, OP, FUNCTOR)                                     \
-  int shmem_##NAME##_##OP(shmem_team_t team, TYPE* dest, const TYPE* source,            \
-                                   size_t nreduce) {                                             \
-    return tessera::shmem::reduce("shmem_" #NAME "_" #OP, team, dest, source, nreduce, \
-                                  tessera::shmem::FUNCTOR{});                                    \
+#define TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, OP, FUNCTOR)                                   \
+  int shmem_##NAME##_##OP(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nreduce) { \
+    return tessera::shmem::reduce("shmem_" #NAME "_" #OP, team, dest, source, nreduce,         \
+                                  tessera::shmem::FUNCTOR{});                                  \
   }
-#define TESSERA_SHMEM_DEFINE_BITWISE_REDUCE(NAME, TYPE) \
-  TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, and_reduce, And)     \
-  TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, or_reduce, Or)       \
+#define TESSERA_SHMEM_DEFINE_BITWISE_REDUCE(NAME, TYPE)    \
+  TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, and_reduce, And) \
+  TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, or_reduce, Or)   \
   TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, xor_reduce, Xor)
-#define TESSERA_SHMEM_DEFINE_ORDERED_REDUCE(NAME, TYPE) \
-  TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, max_reduce, Max)     \
+#define TESSERA_SHMEM_DEFINE_ORDERED_REDUCE(NAME, TYPE)    \
+  TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, max_reduce, Max) \
   TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, min_reduce, Min)
 #define TESSERA_SHMEM_DEFINE_ARITHMETIC_REDUCE(NAME, TYPE) \
-  TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, sum_reduce, Sum)        \
+  TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, sum_reduce, Sum) \
   TESSERA_SHMEM_DEFINE_REDUCE(NAME, TYPE, prod_reduce, Prod)
 TESSERA_SHMEM_BITWISE_REDUCE_TYPES(TESSERA_SHMEM_DEFINE_BITWISE_REDUCE)
 TESSERA_SHMEM_ORDERED_REDUCE_TYPES(TESSERA_SHMEM_DEFINE_ORDERED_REDUCE)

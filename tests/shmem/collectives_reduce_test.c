@@ -1,9 +1,9 @@
 /* The team-based reductions shmem_TYPENAME_{and,or,xor,max,min,sum,prod}_reduce for every type
  * the specification lists per operation, each checked against the reduction computed here in
- * the same type and team order: on the world and on a strided team, for 1, 7 and 3001
- * elements, out of place and in place (dest == source). Values keep every result exact and in
- * range (products of 1 .. 3, sums below 100 per PE), so any order gives the same bits. An
- * invalid team gives nonzero and leaves dest alone. */
+ * the same type and team order: on the world and on a strided team, for 1, 7, 3001 and
+ * 5003 elements (the last in two phases on teams of three or more), out of place and in place (dest
+ * == source). Values keep every result exact and in range (products of 1 .. 3, sums below 100 per
+ * PE), so any order gives the same bits. An invalid team gives nonzero and leaves dest alone. */
 #include <complex.h>
 
 #include "collectives_check.h"
@@ -29,21 +29,27 @@
   ((TYPE)VALUE_##OP(pe, i) + (TYPE)(((size_t)(pe) + (i)) % 2) * (TYPE)I)
 #define REAL_VALUE(TYPE, OP, pe, i) ((TYPE)VALUE_##OP(pe, i))
 
+/* The common counts, and one past the size from which teams of three or more reduce in two
+ * phases (src/shmem/collectives_reduce.cpp: 4096 elements). */
+static const size_t reduce_counts[] = {1, 7, 3001, 5003};
+#define REDUCE_N_COUNTS 4
+#define REDUCE_MAX_COUNT 5003
+
 static int reductions_run = 0;
 
 #define TEST_REDUCE(NAME, TYPE, OP, VALUE)                                                    \
   static void reduce_##NAME##_##OP(void) {                                                    \
-    TYPE* src = (TYPE*)shmem_malloc(COLLECTIVE_MAX_COUNT * sizeof(TYPE));                     \
-    TYPE* dst = (TYPE*)shmem_malloc(COLLECTIVE_MAX_COUNT * sizeof(TYPE));                     \
-    TYPE want[COLLECTIVE_MAX_COUNT];                                                          \
+    TYPE* src = (TYPE*)shmem_malloc(REDUCE_MAX_COUNT * sizeof(TYPE));                         \
+    TYPE* dst = (TYPE*)shmem_malloc(REDUCE_MAX_COUNT * sizeof(TYPE));                         \
+    TYPE want[REDUCE_MAX_COUNT];                                                              \
     const int me = shmem_my_pe();                                                             \
     for (int c = 0; c < 2; ++c) {                                                             \
       shmem_team_t team = collective_teams[c];                                                \
       begin_collective_case();                                                                \
       const int size = shmem_team_n_pes(team);                                                \
-      for (int k = 0; k < COLLECTIVE_N_COUNTS; ++k) {                                         \
+      for (int k = 0; k < REDUCE_N_COUNTS; ++k) {                                             \
         next_collective();                                                                    \
-        const size_t n = collective_counts[k];                                                \
+        const size_t n = reduce_counts[k];                                                    \
         for (size_t i = 0; i < n; ++i) {                                                      \
           want[i] = VALUE(TYPE, OP, world_of(team, 0), i);                                    \
           for (int r = 1; r < size; ++r) {                                                    \
