@@ -4,14 +4,22 @@
 foreach(_family sync broadcast collect alltoall reduce generic)
   tessera_add_shmem_test(collectives_${_family} collectives_${_family}_test.c 4)
 endforeach()
-# The same programs on fewer PEs: 3 (odd: halves of 2 and 1 PEs) and 2.
-foreach(_run reduce:3 reduce:2 broadcast:3 alltoall:3 collect:2 sync:3)
+# The same programs on other PE counts: 5 (halves of 3 and 2 PEs: the two-phase reduction on a
+# strided team), 3 (halves of 2 and 1) and 2.
+foreach(_run reduce:5 reduce:3 reduce:2 broadcast:3 alltoall:3 collect:2 sync:3)
   string(REPLACE ":" ";" _parts "${_run}")
   list(GET _parts 0 _family)
   list(GET _parts 1 _np)
   tessera_add_mpi_test(shmem.collectives_${_family}.np${_np} shmem_collectives_${_family} ${_np}
                        LABELS shmem ENV ${TESSERA_SHMEM_TEST_ENV})
 endforeach()
+# One PE, no launcher: every collective over a team of one.
+foreach(_family broadcast collect alltoall reduce sync)
+  add_test(NAME shmem.collectives_${_family}.single COMMAND shmem_collectives_${_family})
+  set_tests_properties(shmem.collectives_${_family}.single PROPERTIES LABELS shmem TIMEOUT 120
+                       ENVIRONMENT "${TESSERA_SHMEM_TEST_ENV}")
+endforeach()
+
 # Delay mode: the last PE enters every collective late, so the others must wait for its data.
 foreach(_family broadcast collect alltoall reduce)
   tessera_add_mpi_test(shmem.collectives_${_family}.delay shmem_collectives_${_family} 4
