@@ -27,6 +27,13 @@ foreach(_family broadcast collect alltoall reduce)
 endforeach()
 tessera_add_shmem_test(collectives_cxx collectives_cxx_test.cpp 4)
 
+# The declarations compile as strict C99 with every warning.
+add_library(shmem_collectives_header_c99 OBJECT collectives_header_c99.c)
+target_include_directories(shmem_collectives_header_c99 PRIVATE ${PROJECT_SOURCE_DIR}/include)
+set_target_properties(shmem_collectives_header_c99 PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON
+                                                              C_EXTENSIONS OFF)
+target_compile_options(shmem_collectives_header_c99 PRIVATE -Wall -Wextra -Wpedantic -Werror)
+
 # Misuse ends the job with the routine's "tessera shmem:" message.
 add_executable(shmem_collectives_error_proc collectives_error_proc.c)
 target_link_libraries(shmem_collectives_error_proc PRIVATE tessera::shmem)
