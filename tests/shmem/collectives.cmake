@@ -46,6 +46,7 @@ if(TESSERA_HAVE_MPI)
       "reduce-stack-source|shmem_long_sum_reduce: source 0x[0-9a-f]+ is not a symmetric address"
       "alltoall-past-heap|shmem_long_alltoall: destination 0x[0-9a-f]+ \\+ [0-9]+ bytes runs past the end of the symmetric heap"
       "sync-outside-set|shmem_sync: active set PE_start 2, logPE_stride 0, PE_size 1 ends at PE 2, outside .0, 2."
+      "barrier-bad-stride|shmem_barrier: active set PE_start 0, logPE_stride -1, PE_size 2 is invalid"
       "sync-not-member|shmem_sync: this PE is not in the active set PE_start 1, logPE_stride 0, PE_size 1")
   foreach(_case IN LISTS _shmem_collective_errors)
     string(REPLACE "|" ";" _parts "${_case}")

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
     shmem_long_alltoall(SHMEM_TEAM_WORLD, heap, heap, (size_t)1 << 40); /* past the heap */
   } else if (strcmp(mode, "sync-outside-set") == 0) {
     shmem_sync(n, 0, 1, psync); /* a set past the last PE */
+  } else if (strcmp(mode, "barrier-bad-stride") == 0) {
+    shmem_barrier(0, -1, n, psync); /* logPE_stride below 0 */
   } else if (strcmp(mode, "sync-not-member") == 0) {
     if (shmem_my_pe() == 0) shmem_sync(1, 0, n - 1, psync); /* PE 0 is not in PEs 1 .. n-1 */
   }
