@@ -8,21 +8,28 @@
 #include "collectives_check.h"
 
 /* The types each generic family selects on: X(label, TYPE). */
-#define RMA_BASE_TYPES(X)                                                                \
-  X(float, float)                                                                        \
-  X(double, double)                                                                      \
-  X(longdouble, long double)                                                             \
-  X(char, char)                                                                          \
-  X(schar, signed char) X(short, short) X(int, int) X(long, long) X(longlong, long long) \
-      X(uchar, unsigned char) X(ushort, unsigned short) X(uint, unsigned int)            \
-          X(ulong, unsigned long) X(ulonglong, unsigned long long)
-#define BITWISE_BASE_TYPES(X)                                                          \
-  X(uchar, unsigned char)                                                              \
-  X(ushort, unsigned short)                                                            \
-  X(uint, unsigned int)                                                                \
-  X(ulong, unsigned long)                                                              \
-  X(ulonglong, unsigned long long) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t) \
-      X(int64, int64_t)
+#define RMA_BASE_TYPES(X)    \
+  X(float, float)            \
+  X(double, double)          \
+  X(longdouble, long double) \
+  X(char, char)              \
+  X(schar, signed char)      \
+  X(short, short)            \
+  X(int, int)                \
+  X(long, long)              \
+  X(longlong, long long)     \
+  X(uchar, unsigned char)    \
+  X(ushort, unsigned short)  \
+  X(uint, unsigned int)      \
+  X(ulong, unsigned long)    \
+  X(ulonglong, unsigned long long)
+#define BITWISE_BASE_TYPES(X)      \
+  X(uchar, unsigned char)          \
+  X(ushort, unsigned short)        \
+  X(uint, unsigned int)            \
+  X(ulong, unsigned long)          \
+  X(ulonglong, unsigned long long) \
+  X(int8, int8_t) X(int16, int16_t) X(int32, int32_t) X(int64, int64_t)
 #define COMPLEX_BASE_TYPES(X) X(complexd, double _Complex) X(complexf, float _Complex)
 
 #define N 5
