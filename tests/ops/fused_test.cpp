@@ -297,13 +297,7 @@ const Variant kVariants[] = {
 
 using Param = std::tuple<OpKind, int /*variant*/, int /*pes*/>;
 
-class FusedPatterns : public ::testing::TestWithParam<Param> {
- protected:
-  Case make_case() const {
-    const auto [op, v, pes] = GetParam();
-    return Case{op, kVariants[v].pattern, kVariants[v].direction, pes};
-  }
-};
+class FusedPatterns : public ::testing::TestWithParam<Param> {};
 
 std::string norm_param_name(
     const ::testing::TestParamInfo<std::tuple<ops::Dtype, OverlapPattern, int>>& p) {
@@ -323,35 +317,61 @@ INSTANTIATE_TEST_SUITE_P(All, FusedPatterns,
                                             ::testing::Range(0, 7), ::testing::Range(1, 6)),
                          param_name);
 
-TEST_P(FusedPatterns, MatchesReferenceOverTwentyCallsF32) { run_case(make_case()); }
+TEST_P(FusedPatterns, MatchesReferenceOverTwentyCallsF32) {
+  const auto [op, v, pes] = GetParam();
+  run_case({op, kVariants[v].pattern, kVariants[v].direction, pes});
+}
 
-TEST_P(FusedPatterns, MatchesReferenceBf16) {
-  Case tc = make_case();
-  if (tc.pes != 3) GTEST_SKIP() << "bf16 runs at P = 3 only (the f32 runs cover every P)";
+// One pattern of one op at a fixed P: bf16 inputs, the delay hook, several communicating blocks.
+using OpVariant = std::tuple<OpKind, int /*variant*/>;
+
+Case make_case(const OpVariant& p, int pes) {
+  const auto [op, v] = p;
+  return Case{op, kVariants[v].pattern, kVariants[v].direction, pes};
+}
+
+std::string op_variant_name(const ::testing::TestParamInfo<OpVariant>& info) {
+  const auto [op, v] = info.param;
+  return std::string(ops::to_string(op)) + "_" + ops::to_string(kVariants[v].pattern) + "_" +
+         ops::to_string(kVariants[v].direction);
+}
+
+const auto kGemmOps =
+    ::testing::Values(OpKind::gemm_ar, OpKind::gemm_as, OpKind::ag_gemm, OpKind::gemm_rs);
+
+class FusedPatternsBf16 : public ::testing::TestWithParam<OpVariant> {};
+INSTANTIATE_TEST_SUITE_P(All, FusedPatternsBf16,
+                         ::testing::Combine(kGemmOps, ::testing::Range(0, 7)), op_variant_name);
+
+TEST_P(FusedPatternsBf16, MatchesReferenceAtThreePes) {
+  Case tc = make_case(GetParam(), 3);
   tc.dtype = GemmDtype::bf16;
   tc.calls = 3;
   run_case(tc);
 }
 
-// Every tile's communication starts 2 ms late: the receiving side must wait for each flag, or it
-// reads stale (or the -7 filler) values and the result is wrong.
-TEST_P(FusedPatterns, ReceiverWaitsForDelayedTiles) {
-  Case tc = make_case();
-  if (tc.pes != 3 || tc.pattern == OverlapPattern::bulk_synchronous) {
-    GTEST_SKIP() << "the delay hook is for the pipelined patterns, run at P = 3";
-  }
+// The pipelined patterns (variants 1..6): every tile's communication starts 2 ms late, so the
+// receiving side must wait for each flag, or it reads stale (or the -7 filler) values and the
+// result is wrong.
+class FusedPatternsDelayed : public ::testing::TestWithParam<OpVariant> {};
+INSTANTIATE_TEST_SUITE_P(All, FusedPatternsDelayed,
+                         ::testing::Combine(kGemmOps, ::testing::Range(1, 7)), op_variant_name);
+
+TEST_P(FusedPatternsDelayed, ReceiverWaitsForDelayedTiles) {
+  Case tc = make_case(GetParam(), 3);
   tc.delay_us = 2000;
   tc.calls = 2;
   run_case(tc);
 }
 
-// More communicating blocks than one: the work is split among them.
-TEST_P(FusedPatterns, SplitsCommunicationOverThreeBlocks) {
-  Case tc = make_case();
-  if (tc.pes != 4 || (tc.pattern != OverlapPattern::workgroup_specialized &&
-                      tc.pattern != OverlapPattern::producer_consumer)) {
-    GTEST_SKIP() << "comm_blocks matters to the specialised patterns, run at P = 4";
-  }
+// producer_consumer and workgroup_specialized (variants 1..4) with three communicating blocks:
+// the publishing and receiving steps are split among them.
+class FusedPatternsCommBlocks : public ::testing::TestWithParam<OpVariant> {};
+INSTANTIATE_TEST_SUITE_P(All, FusedPatternsCommBlocks,
+                         ::testing::Combine(kGemmOps, ::testing::Range(1, 5)), op_variant_name);
+
+TEST_P(FusedPatternsCommBlocks, SplitsCommunicationOverThreeBlocks) {
+  Case tc = make_case(GetParam(), 4);
   tc.comm_blocks = 3;
   tc.calls = 4;
   run_case(tc);
@@ -596,11 +616,22 @@ TEST_P(AllReduceRmsnormPes, MatchesReferenceOverTwentyCalls) {
   run_rmsnorm({dtype, pattern, pes});
 }
 
-TEST_P(AllReduceRmsnormPes, InPlaceOverXAndOverResidual) {
-  const auto [dtype, pattern, pes] = GetParam();
-  if (pes != 3) GTEST_SKIP() << "aliasing runs at P = 3";
-  run_rmsnorm({dtype, pattern, pes, 3, 1});
-  run_rmsnorm({dtype, pattern, pes, 3, 2});
+using NormVariant = std::tuple<ops::Dtype, OverlapPattern>;
+class AllReduceRmsnormAliasing : public ::testing::TestWithParam<NormVariant> {};
+INSTANTIATE_TEST_SUITE_P(All, AllReduceRmsnormAliasing,
+                         ::testing::Combine(::testing::Values(ops::Dtype::f32, ops::Dtype::bf16,
+                                                              ops::Dtype::f16),
+                                            ::testing::Values(OverlapPattern::bulk_synchronous,
+                                                              OverlapPattern::fused_sequential)),
+                         [](const ::testing::TestParamInfo<NormVariant>& p) {
+                           return std::string(ops::to_string(std::get<0>(p.param))) + "_" +
+                                  ops::to_string(std::get<1>(p.param));
+                         });
+
+TEST_P(AllReduceRmsnormAliasing, InPlaceOverXAndOverResidual) {
+  const auto [dtype, pattern] = GetParam();
+  run_rmsnorm({dtype, pattern, 3, 3, 1});
+  run_rmsnorm({dtype, pattern, 3, 3, 2});
 }
 
 TEST(AllReduceRmsnorm, RejectsBadArguments) {
