@@ -24,6 +24,7 @@
 
 #include "gemm_ops_reference.hpp"
 #include "harness/run_pes.hpp"
+#include "tessera/device/ops/impl/fused_handshake.hpp"
 #include "tessera/ops/ag_gemm.hpp"
 #include "tessera/ops/all_reduce_rmsnorm.hpp"
 #include "tessera/ops/gemm_ar.hpp"
@@ -531,7 +532,8 @@ struct NormCase {
   OverlapPattern pattern;
   int pes;
   int calls = 20;
-  int alias = 0;  // 0: y separate, 1: y == x, 2: y == residual
+  int alias = 0;                  // 0: y separate, 1: y == x, 2: y == residual
+  std::uint32_t slow_pe1_us = 0;  // PE 1's stream spins this long before each call
 };
 
 template <class T>
@@ -559,6 +561,9 @@ void run_rmsnorm_typed(Runtime& rt, const Team& team, const NormCase& tc) {
     }
     for (std::size_t j = 0; j < hidden; ++j) w[j] = from_float<T>(wf[j]);
     T* out = tc.alias == 1 ? x.data() : tc.alias == 2 ? res.data() : y.data();
+    if (me == 1 && tc.slow_pe1_us > 0) {
+      rt.stream().enqueue([us = tc.slow_pe1_us] { device::ops::detail::delay_us(us); });
+    }
     ops::all_reduce_rmsnorm(rt, rt.stream(), team, x.data(), res.data(), w.data(), out, rows,
                             hidden, tc.dtype, eps, tc.pattern);
     rt.stream().synchronize();
@@ -632,6 +637,14 @@ TEST_P(AllReduceRmsnormAliasing, InPlaceOverXAndOverResidual) {
   const auto [dtype, pattern] = GetParam();
   run_rmsnorm({dtype, pattern, 3, 3, 1});
   run_rmsnorm({dtype, pattern, 3, 3, 2});
+}
+
+// PE 1 enters every call 5 ms late: the other members must wait for its rows (fused: its flags;
+// bulk: the all_reduce's), or they normalise stale staging and the result is wrong.
+TEST(AllReduceRmsnorm, MembersWaitForASlowMember) {
+  for (OverlapPattern p : {OverlapPattern::bulk_synchronous, OverlapPattern::fused_sequential}) {
+    run_rmsnorm({ops::Dtype::f32, p, 3, 3, 0, 5000});
+  }
 }
 
 TEST(AllReduceRmsnorm, RejectsBadArguments) {
