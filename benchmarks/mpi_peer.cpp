@@ -231,6 +231,58 @@ PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()
   return result;
 }
 
+PeerTimes gemm_then_allreduce(int pe, int n_pes, const std::function<void()>& gemm,
+                              const float* partial, float* out, std::size_t count, int warmup,
+                              int iters) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  for (int i = 0; i < warmup + iters; ++i) {
+    idle_barrier(MPI_COMM_WORLD, pe);
+    const double t0 = now_us();
+    gemm();
+    check(MPI_Allreduce(partial, out, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+          pe, "MPI_Allreduce");
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
+PeerTimes gemm_then_allgather_columns(int pe, int n_pes, const std::function<void()>& gemm,
+                                      const float* block, float* c, std::size_t rows,
+                                      std::size_t cols_per_pe, int warmup, int iters) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  // One rank's column block inside C: `rows` runs of cols_per_pe floats, a row of C apart; the
+  // extent is shrunk to one block width so rank r's block starts r * cols_per_pe floats in.
+  MPI_Datatype strided = MPI_DATATYPE_NULL, column_block = MPI_DATATYPE_NULL;
+  const int row_stride = static_cast<int>(cols_per_pe) * n_pes;
+  check(MPI_Type_vector(static_cast<int>(rows), static_cast<int>(cols_per_pe), row_stride,
+                        MPI_FLOAT, &strided),
+        pe, "MPI_Type_vector");
+  check(MPI_Type_create_resized(strided, 0, static_cast<MPI_Aint>(cols_per_pe * sizeof(float)),
+                                &column_block),
+        pe, "MPI_Type_create_resized");
+  check(MPI_Type_commit(&column_block), pe, "MPI_Type_commit");
+  const int count = static_cast<int>(rows * cols_per_pe);
+  for (int i = 0; i < warmup + iters; ++i) {
+    idle_barrier(MPI_COMM_WORLD, pe);
+    const double t0 = now_us();
+    gemm();
+    check(MPI_Allgather(block, count, MPI_FLOAT, c, 1, column_block, MPI_COMM_WORLD), pe,
+          "MPI_Allgather");
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  MPI_Type_free(&column_block);
+  MPI_Type_free(&strided);
+  return result;
+}
+
 MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector<int>>& rows_to_pe,
                  std::size_t tokens, std::size_t row_bytes, int warmup, int iters) {
   MoePeerTimes result;

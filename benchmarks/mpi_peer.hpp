@@ -52,6 +52,21 @@ PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()
                                    const float* partial, float* recv, std::size_t count_per_pe,
                                    int warmup, int iters);
 
+// Unfused GEMM + all-reduce (taxonomy's gemm_ar baseline): gemm() (the caller's GEMM into
+// `partial`, count floats), then MPI_Allreduce (MPI_SUM) of `partial` into `out`. Sampled as
+// allgather_then_gemm.
+PeerTimes gemm_then_allreduce(int pe, int n_pes, const std::function<void()>& gemm,
+                              const float* partial, float* out, std::size_t count, int warmup,
+                              int iters);
+
+// Unfused GEMM + all-gather of column blocks (taxonomy's gemm_as baseline): gemm() (the caller's
+// GEMM into `block`, rows x cols_per_pe floats, dense), then MPI_Allgather of the block into
+// column block `rank` of the row-major rows x (n_pes * cols_per_pe) matrix `c` (the receive side
+// a strided MPI vector type, so C lands in its final layout). Sampled as allgather_then_gemm.
+PeerTimes gemm_then_allgather_columns(int pe, int n_pes, const std::function<void()>& gemm,
+                                      const float* block, float* c, std::size_t rows,
+                                      std::size_t cols_per_pe, int warmup, int iters);
+
 // MoE dispatch + combine with MPI, bf16 rows of `row_bytes`: dispatch permutes this PE's tokens
 // x[tokens] by destination PE (rows_to_pe[q]: the tokens for PE q, each once per PE), exchanges
 // the counts with MPI_Alltoall and the rows with MPI_Alltoallv; combine sends the received rows

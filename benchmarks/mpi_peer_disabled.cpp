@@ -26,6 +26,16 @@ PeerTimes gemm_then_reduce_scatter(int, int, const std::function<void()>&, const
   return {{}, kReason};
 }
 
+PeerTimes gemm_then_allreduce(int, int, const std::function<void()>&, const float*, float*,
+                              std::size_t, int, int) {
+  return {{}, kReason};
+}
+
+PeerTimes gemm_then_allgather_columns(int, int, const std::function<void()>&, const float*, float*,
+                                      std::size_t, std::size_t, int, int) {
+  return {{}, kReason};
+}
+
 MoePeerTimes moe(int, int, const void*, const std::vector<std::vector<int>>&, std::size_t,
                  std::size_t, int, int) {
   return {{{}, kReason}, {{}, kReason}, {{}, kReason}};
