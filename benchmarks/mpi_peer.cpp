@@ -193,7 +193,7 @@ PeerTimes allreduce(int pe, int n_pes, std::size_t count, int warmup, int iters)
 
 PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
                               std::size_t bytes_per_pe, const std::function<void()>& gemm,
-                              int warmup, int iters) {
+                              int warmup, int iters, bool until_all_done) {
   PeerTimes result;
   result.unavailable = unavailable_reason(pe, n_pes);
   if (!result.unavailable.empty()) return result;
@@ -204,6 +204,7 @@ PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
     check(MPI_Allgather(send, count, MPI_BYTE, recv, count, MPI_BYTE, MPI_COMM_WORLD), pe,
           "MPI_Allgather");
     gemm();
+    if (until_all_done) idle_barrier(MPI_COMM_WORLD, pe);
     const double t1 = now_us();
     if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
   }
@@ -213,7 +214,7 @@ PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
 
 PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()>& gemm,
                                    const float* partial, float* recv, std::size_t count_per_pe,
-                                   int warmup, int iters) {
+                                   int warmup, int iters, bool until_all_done) {
   PeerTimes result;
   result.unavailable = unavailable_reason(pe, n_pes);
   if (!result.unavailable.empty()) return result;
@@ -224,6 +225,7 @@ PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()
     gemm();
     check(MPI_Reduce_scatter_block(partial, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), pe,
           "MPI_Reduce_scatter_block");
+    if (until_all_done) idle_barrier(MPI_COMM_WORLD, pe);
     const double t1 = now_us();
     if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
   }
@@ -233,7 +235,7 @@ PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()
 
 PeerTimes gemm_then_allreduce(int pe, int n_pes, const std::function<void()>& gemm,
                               const float* partial, float* out, std::size_t count, int warmup,
-                              int iters) {
+                              int iters, bool until_all_done) {
   PeerTimes result;
   result.unavailable = unavailable_reason(pe, n_pes);
   if (!result.unavailable.empty()) return result;
@@ -243,6 +245,7 @@ PeerTimes gemm_then_allreduce(int pe, int n_pes, const std::function<void()>& ge
     gemm();
     check(MPI_Allreduce(partial, out, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
           pe, "MPI_Allreduce");
+    if (until_all_done) idle_barrier(MPI_COMM_WORLD, pe);
     const double t1 = now_us();
     if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
   }
@@ -252,7 +255,8 @@ PeerTimes gemm_then_allreduce(int pe, int n_pes, const std::function<void()>& ge
 
 PeerTimes gemm_then_allgather_columns(int pe, int n_pes, const std::function<void()>& gemm,
                                       const float* block, float* c, std::size_t rows,
-                                      std::size_t cols_per_pe, int warmup, int iters) {
+                                      std::size_t cols_per_pe, int warmup, int iters,
+                                      bool until_all_done) {
   PeerTimes result;
   result.unavailable = unavailable_reason(pe, n_pes);
   if (!result.unavailable.empty()) return result;
@@ -274,6 +278,7 @@ PeerTimes gemm_then_allgather_columns(int pe, int n_pes, const std::function<voi
     gemm();
     check(MPI_Allgather(block, count, MPI_FLOAT, c, 1, column_block, MPI_COMM_WORLD), pe,
           "MPI_Allgather");
+    if (until_all_done) idle_barrier(MPI_COMM_WORLD, pe);
     const double t1 = now_us();
     if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
   }
