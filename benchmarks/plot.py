@@ -280,7 +280,10 @@ def plot_taxonomy(bench, pes, rows, out, machine):
 
     def row_key(name):
         pattern, _, rest = name.partition("/")
-        return (order.index(pattern) if pattern in order else len(order), rest)
+        direction, _, blocks = rest.partition("/")
+        return (order.index(pattern) if pattern in order else len(order),
+                ("push", "pull").index(direction) if direction in ("push", "pull") else -1,
+                int(blocks[2:]) if blocks.startswith("cb") else 0)
 
     row_names.sort(key=row_key)
     label_w, cell_w, cell_h, top = 230, 92, 20, 78
