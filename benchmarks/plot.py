@@ -300,6 +300,9 @@ def plot_taxonomy(bench, pes, rows, out, machine):
     for col in columns:
         if col[0] not in ops:
             ops.append(col[0])
+    # Per op (in order of appearance): the squares by size, then the other shapes, whatever order
+    # the files came in.
+    columns.sort(key=lambda c: (ops.index(c[0]), not (c[1] == c[2] == c[3]), c[1] * c[2] * c[3]))
     for op in ops:
         idx = [i for i, c in enumerate(columns) if c[0] == op]
         x0 = label_w + cell_w * idx[0]
