@@ -8,15 +8,17 @@
 //   gemm_ar  C[M, N]   = all_reduce(A[M, K/P] x B[K/P, N])         moves C: M x N
 //   gemm_as  C[M, N]   = column blocks A[M, K] x B[K, N/P], all-scattered   moves C: M x N
 // Per row:
-//   time:  the median, over calls, of one call until every PE has completed it (all PEs leave an
+//   time:  the median, over rounds, of one call until every PE has completed it (all PEs leave an
 //          idle barrier, PE 0 times until all have reached the next one);
 //   limit: the GEMM alone: the same gemm_tile engine, shape, tiles and compute blocks, no
 //          communication, so fraction_of_limit is the fraction of the GEMM alone the op reaches;
 //   peer:  MPI-unfused: the MPI collective and the same GEMM one after the other (MPI_Allgather
 //          then GEMM; GEMM then MPI_Reduce_scatter_block / MPI_Allreduce / MPI_Allgather of
 //          column blocks), so speedup_vs_peer is the speedup over MPI-unfused; timed alike.
-// A pattern that does not apply to an op (its constructor throws invalid_argument) gets no row;
-// the op's summary row names it under not_applicable, with the reason (table: a # line).
+// A choice an op refuses (its constructor throws invalid_argument, or transport: pull with a peer
+// not mapped) gets no row; the op's summary row names it under not_applicable, with the reason
+// (table: a # line).
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -120,7 +122,7 @@ class Workload {
   // MPI-unfused, sampled on PE 0 (collective).
   virtual peer::PeerTimes mpi_unfused(int warmup, int iters) = 0;
   // Constructs the op for `choice` (collective); throws Error(invalid_argument) where the choice
-  // does not apply.
+  // does not apply, Error(transport) where it needs peers this PE does not map.
   virtual Fused make(const Choice& choice) = 0;
 };
 
@@ -357,16 +359,16 @@ std::unique_ptr<Workload> make_workload(OpKind op, BenchEnv& env, const GemmShap
 // Square shapes (256^3 where fusing is expected to lose, then 1024^3 and 2048^3, GEMM-bound)
 // and one communication-heavy shape: the extent the communicated matrix does not contain is
 // small (N for ag_gemm, which moves A = M x K; K for the others, which move C = M x N), so
-// moving the matrix costs about as much as the GEMM on a host core (measured: MPI_Allgather of
-// 8192 x 1024 floats takes longer than the 8192 x 64 x 1024 GEMM at 2 PEs).
+// moving the matrix costs about as much as the GEMM on a host core (measured at 4 PEs: MPI-unfused
+// takes 1.3-2.2x the GEMM alone on them, 0.9-1.1x on 1024^3 and 2048^3; docs/performance.md).
 std::vector<GemmShape> default_shapes(OpKind op) {
   const GemmShape heavy = op == OpKind::ag_gemm ? GemmShape{8192, 64, 1024}  //
                                                 : GemmShape{8192, 1024, 64};
   return {{256, 256, 256}, {1024, 1024, 1024}, {2048, 2048, 2048}, heavy};
 }
 
-// Timed calls per point unless --iters says: about a second of calls per point on this machine's
-// cores (a 2048^3 call takes about a second, a 256^3 one a millisecond).
+// Rounds per shape unless --iters says: each round times every variant once, and a 2048^3 call
+// takes about a second on this machine's cores, a 256^3 one a millisecond.
 int default_iters(const GemmShape& s) {
   const double flops =
       2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
@@ -434,7 +436,9 @@ void run_shape(BenchEnv& env, OpKind op, const GemmShape& s) {
       try {
         fused = work->make(choice);
       } catch (const Error& e) {
-        if (e.code() != ErrorCode::invalid_argument || round > 0) throw;
+        const bool refused =
+            e.code() == ErrorCode::invalid_argument || e.code() == ErrorCode::transport;
+        if (!refused || round > 0) throw;
         skipped.push_back({choice_name(choice), e.message()});
         continue;
       }
