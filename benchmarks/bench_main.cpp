@@ -24,7 +24,7 @@ void print_usage(std::FILE* out) {
                "  --sizes LIST   comma-separated byte counts, K/M/G suffixes (e.g. 8,64K,1M)\n"
                "  --iters N      timed iterations per point (after an untimed warm-up)\n"
                "  --blocks LIST  grid sizes for put (default 1,4)\n"
-               "  --shapes LIST  GEMM shapes MxNxK for ag_gemm, gemm_rs (e.g. 2048x2048x2048)\n"
+               "  --shapes LIST  MxNxK for ag_gemm, gemm_rs, taxonomy (e.g. 2048x2048x2048)\n"
                "  --json         one JSON object per line instead of a table\n"
                "Run with 2 or more PEs: mpirun -np 2 tessera-bench put, or tessera-run -np 2 ...\n"
                "benchmarks:\n");

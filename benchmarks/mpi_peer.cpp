@@ -193,7 +193,7 @@ PeerTimes allreduce(int pe, int n_pes, std::size_t count, int warmup, int iters)
 
 PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
                               std::size_t bytes_per_pe, const std::function<void()>& gemm,
-                              int warmup, int iters) {
+                              int warmup, int iters, bool until_all_done) {
   PeerTimes result;
   result.unavailable = unavailable_reason(pe, n_pes);
   if (!result.unavailable.empty()) return result;
@@ -204,6 +204,7 @@ PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
     check(MPI_Allgather(send, count, MPI_BYTE, recv, count, MPI_BYTE, MPI_COMM_WORLD), pe,
           "MPI_Allgather");
     gemm();
+    if (until_all_done) idle_barrier(MPI_COMM_WORLD, pe);
     const double t1 = now_us();
     if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
   }
@@ -213,7 +214,7 @@ PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
 
 PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()>& gemm,
                                    const float* partial, float* recv, std::size_t count_per_pe,
-                                   int warmup, int iters) {
+                                   int warmup, int iters, bool until_all_done) {
   PeerTimes result;
   result.unavailable = unavailable_reason(pe, n_pes);
   if (!result.unavailable.empty()) return result;
@@ -224,10 +225,66 @@ PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()
     gemm();
     check(MPI_Reduce_scatter_block(partial, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), pe,
           "MPI_Reduce_scatter_block");
+    if (until_all_done) idle_barrier(MPI_COMM_WORLD, pe);
     const double t1 = now_us();
     if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
   }
   idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
+PeerTimes gemm_then_allreduce(int pe, int n_pes, const std::function<void()>& gemm,
+                              const float* partial, float* out, std::size_t count, int warmup,
+                              int iters, bool until_all_done) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  for (int i = 0; i < warmup + iters; ++i) {
+    idle_barrier(MPI_COMM_WORLD, pe);
+    const double t0 = now_us();
+    gemm();
+    check(MPI_Allreduce(partial, out, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+          pe, "MPI_Allreduce");
+    if (until_all_done) idle_barrier(MPI_COMM_WORLD, pe);
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
+PeerTimes gemm_then_allgather_columns(int pe, int n_pes, const std::function<void()>& gemm,
+                                      const float* block, float* c, std::size_t rows,
+                                      std::size_t cols_per_pe, int warmup, int iters,
+                                      bool until_all_done) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  // One rank's column block inside C: `rows` runs of cols_per_pe floats, a row of C apart; the
+  // extent is shrunk to one block width so rank r's block starts r * cols_per_pe floats in.
+  MPI_Datatype strided = MPI_DATATYPE_NULL, column_block = MPI_DATATYPE_NULL;
+  const int row_stride = static_cast<int>(cols_per_pe) * n_pes;
+  check(MPI_Type_vector(static_cast<int>(rows), static_cast<int>(cols_per_pe), row_stride,
+                        MPI_FLOAT, &strided),
+        pe, "MPI_Type_vector");
+  check(MPI_Type_create_resized(strided, 0, static_cast<MPI_Aint>(cols_per_pe * sizeof(float)),
+                                &column_block),
+        pe, "MPI_Type_create_resized");
+  check(MPI_Type_commit(&column_block), pe, "MPI_Type_commit");
+  const int count = static_cast<int>(rows * cols_per_pe);
+  for (int i = 0; i < warmup + iters; ++i) {
+    idle_barrier(MPI_COMM_WORLD, pe);
+    const double t0 = now_us();
+    gemm();
+    check(MPI_Allgather(block, count, MPI_FLOAT, c, 1, column_block, MPI_COMM_WORLD), pe,
+          "MPI_Allgather");
+    if (until_all_done) idle_barrier(MPI_COMM_WORLD, pe);
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  MPI_Type_free(&column_block);
+  MPI_Type_free(&strided);
   return result;
 }
 

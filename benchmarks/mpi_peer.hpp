@@ -41,16 +41,34 @@ PeerTimes allreduce(int pe, int n_pes, std::size_t count, int warmup, int iters)
 // Unfused all-gather + GEMM: MPI_Allgather of `bytes_per_pe` bytes from `send` into `recv`
 // (n_pes * bytes_per_pe), then gemm() (the caller's GEMM on recv, run to completion). Each sample
 // is one such pair on PE 0, all ranks having left a barrier just before it.
+// until_all_done: each sample ends when every rank has finished (an idle barrier inside the timed
+// region) instead of when PE 0 has, as tessera-bench taxonomy times every variant.
 PeerTimes allgather_then_gemm(int pe, int n_pes, const void* send, void* recv,
                               std::size_t bytes_per_pe, const std::function<void()>& gemm,
-                              int warmup, int iters);
+                              int warmup, int iters, bool until_all_done = false);
 
 // Unfused GEMM + reduce-scatter: gemm() (the caller's GEMM into `partial`, n_pes * count_per_pe
 // floats), then MPI_Reduce_scatter_block summing `count_per_pe` floats per rank into `recv`.
 // Sampled as allgather_then_gemm.
 PeerTimes gemm_then_reduce_scatter(int pe, int n_pes, const std::function<void()>& gemm,
                                    const float* partial, float* recv, std::size_t count_per_pe,
-                                   int warmup, int iters);
+                                   int warmup, int iters, bool until_all_done = false);
+
+// Unfused GEMM + all-reduce (taxonomy's gemm_ar baseline): gemm() (the caller's GEMM into
+// `partial`, count floats), then MPI_Allreduce (MPI_SUM) of `partial` into `out`. Sampled as
+// allgather_then_gemm.
+PeerTimes gemm_then_allreduce(int pe, int n_pes, const std::function<void()>& gemm,
+                              const float* partial, float* out, std::size_t count, int warmup,
+                              int iters, bool until_all_done = false);
+
+// Unfused GEMM + all-gather of column blocks (taxonomy's gemm_as baseline): gemm() (the caller's
+// GEMM into `block`, rows x cols_per_pe floats, dense), then MPI_Allgather of the block into
+// column block `rank` of the row-major rows x (n_pes * cols_per_pe) matrix `c` (the receive side
+// a strided MPI vector type, so C lands in its final layout). Sampled as allgather_then_gemm.
+PeerTimes gemm_then_allgather_columns(int pe, int n_pes, const std::function<void()>& gemm,
+                                      const float* block, float* c, std::size_t rows,
+                                      std::size_t cols_per_pe, int warmup, int iters,
+                                      bool until_all_done = false);
 
 // MoE dispatch + combine with MPI, bf16 rows of `row_bytes`: dispatch permutes this PE's tokens
 // x[tokens] by destination PE (rows_to_pe[q]: the tokens for PE q, each once per PE), exchanges

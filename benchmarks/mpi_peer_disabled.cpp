@@ -17,12 +17,22 @@ PeerTimes allgather(int, int, std::size_t, int, int) { return {{}, kReason}; }
 PeerTimes allreduce(int, int, std::size_t, int, int) { return {{}, kReason}; }
 
 PeerTimes allgather_then_gemm(int, int, const void*, void*, std::size_t,
-                              const std::function<void()>&, int, int) {
+                              const std::function<void()>&, int, int, bool) {
   return {{}, kReason};
 }
 
 PeerTimes gemm_then_reduce_scatter(int, int, const std::function<void()>&, const float*, float*,
-                                   std::size_t, int, int) {
+                                   std::size_t, int, int, bool) {
+  return {{}, kReason};
+}
+
+PeerTimes gemm_then_allreduce(int, int, const std::function<void()>&, const float*, float*,
+                              std::size_t, int, int, bool) {
+  return {{}, kReason};
+}
+
+PeerTimes gemm_then_allgather_columns(int, int, const std::function<void()>&, const float*, float*,
+                                      std::size_t, std::size_t, int, int, bool) {
   return {{}, kReason};
 }
 

@@ -12,10 +12,16 @@ launcher noise, are skipped). Per benchmark and PE count it writes OUTDIR/<bench
                             reduce-scatter) vs the GEMM alone vs the peer (MPI + GEMM)
   moe                       time per (tokens, hidden) case: Tessera vs limit vs peer for
                             dispatch, combine and both
+  taxonomy                  OUTDIR/taxonomy-<P>pe.svg, a heat map: one column per op and shape,
+                            one row per overlap pattern x direction x comm_blocks, automatic and
+                            the GEMM alone; each cell the speedup over MPI-unfused (MPI collective
+                            + the same GEMM), the best pattern of each column framed, refused
+                            patterns grey. Written by hand: needs no matplotlib.
 
 Fields read (benchmarks/report.cpp): bench, variant, pes, bytes, time_us, limit_time_us,
-peer_time_us, and m/n/k, tokens, hidden for the ops. Uses Debian's python3-matplotlib (hence
-/usr/bin/python3 rather than whichever python3 is first on PATH).
+peer_time_us, and m/n/k, tokens, hidden for the ops (taxonomy: op, chose, not_applicable too).
+Uses Debian's python3-matplotlib (hence /usr/bin/python3 rather than whichever python3 is first on
+PATH) for everything but taxonomy.
 """
 
 import argparse
@@ -24,14 +30,27 @@ import json
 import os
 import sys
 
-try:
-    import matplotlib
+# matplotlib draws every plot but taxonomy's (hand-written SVG); it is imported when first needed,
+# so a machine without it can still draw the taxonomy.
+matplotlib = plt = None
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-except ImportError:
-    sys.exit("plot.py: needs matplotlib (Debian: apt-get install python3-matplotlib)")
+
+def need_matplotlib():
+    """Imports matplotlib, or exits saying how to install it."""
+    global matplotlib, plt
+    if plt is not None:
+        return
+    try:
+        import matplotlib as mpl
+
+        mpl.use("Agg")
+        import matplotlib.pyplot as pyplot
+        import matplotlib.ticker  # noqa: F401  (matplotlib.ticker is used through mpl)
+    except ImportError:
+        sys.exit("plot.py: needs matplotlib for the %s plots (Debian: apt-get install "
+                 "python3-matplotlib; or pip install matplotlib); only taxonomy draws without it"
+                 % ", ".join(SWEEP_BENCHES + FUSED_BENCHES + ("moe",)))
+    matplotlib, plt = mpl, pyplot
 
 SWEEP_BENCHES = ("put", "signal", "all_gather", "all_reduce")
 FUSED_BENCHES = ("ag_gemm", "gemm_rs")
@@ -82,6 +101,7 @@ def series(rows, key):
 
 
 def plot_sweep(bench, pes, rows, out, machine):
+    need_matplotlib()
     by_variant = collections.OrderedDict()
     for r in rows:
         by_variant.setdefault(r["variant"], []).append(r)
@@ -153,6 +173,7 @@ def grouped_bars(ax, groups, bars, values, ylabel):
 
 def plot_fused(bench, pes, rows, out, machine):
     """Fused vs unfused per shape; the peer (MPI collective + GEMM) as one more bar."""
+    need_matplotlib()
     groups, bars, values = [], [], {}
     for r in rows:
         shape = f"{r.get('m')}x{r.get('n')}x{r.get('k')}"
@@ -178,6 +199,7 @@ def plot_fused(bench, pes, rows, out, machine):
 
 def plot_moe(bench, pes, rows, out, machine):
     """Per (tokens, hidden) case and variant: Tessera vs limit vs peer."""
+    need_matplotlib()
     variants = []
     for r in rows:
         if r["variant"] not in variants:
@@ -206,6 +228,132 @@ def plot_moe(bench, pes, rows, out, machine):
     plt.close(fig)
 
 
+def shape_label(m, n, k):
+    return f"{m}\u00b3" if m == n == k else f"{m}\u00d7{n}\u00d7{k}"
+
+
+def speedup_color(x):
+    """Diverging fill: red below 1 (slower than MPI-unfused), white at 1, green above; log scale,
+    saturating at 4x either way."""
+    import math
+
+    t = max(-1.0, min(1.0, math.log(x, 4))) if x and x > 0 else 0.0
+    if t >= 0:
+        r, g, b = 255 - 190 * t, 255 - 80 * t, 255 - 170 * t
+    else:
+        r, g, b = 255 + 25 * t, 255 + 190 * t, 255 + 190 * t
+    return "#%02x%02x%02x" % (int(r), int(g), int(b))
+
+
+def svg_text(x, y, text, size=11, anchor="middle", weight="normal", fill="#000"):
+    from xml.sax.saxutils import escape
+
+    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
+            f'font-weight="{weight}" fill="{fill}">{escape(str(text))}</text>')
+
+
+def plot_taxonomy(bench, pes, rows, out, machine):
+    """Heat map of speedup over MPI-unfused, written as SVG by hand."""
+    columns, row_names, cells, best, chose, refused = [], [], {}, {}, {}, {}
+    for r in rows:
+        col = (r.get("op"), r.get("m"), r.get("n"), r.get("k"))
+        if col not in columns:
+            columns.append(col)
+        v = r["variant"]
+        if v == "summary":
+            best[col] = r.get("best")
+            for name in filter(None, (r.get("not_applicable") or "").split(",")):
+                refused[(col, name)] = True
+                if name not in row_names:
+                    row_names.append(name)
+            continue
+        if v == "mpi_unfused":
+            continue
+        if v not in row_names:
+            row_names.append(v)
+        cells[(col, v)] = r
+        if v == "automatic":
+            chose[col] = r.get("chose", "")
+    # The taxonomy's order, then automatic, then gemm_only: the bound every pattern is read against.
+    order = ("bulk_synchronous", "producer_consumer", "workgroup_specialized", "fused_sequential",
+             "automatic", "gemm_only")
+
+    def row_key(name):
+        pattern, _, rest = name.partition("/")
+        direction, _, blocks = rest.partition("/")
+        return (order.index(pattern) if pattern in order else len(order),
+                ("push", "pull").index(direction) if direction in ("push", "pull") else -1,
+                int(blocks[2:]) if blocks.startswith("cb") else 0)
+
+    row_names.sort(key=row_key)
+    label_w, cell_w, cell_h, top = 230, 92, 20, 78
+    width = max(700, label_w + cell_w * len(columns) + 20)
+    height = top + cell_h * (len(row_names) + 1) + 70
+    out_lines = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+                 f'font-family="DejaVu Sans, Arial, sans-serif">',
+                 f'<rect width="{width}" height="{height}" fill="#fff"/>']
+    title = f"tessera-bench taxonomy, {pes} PEs: speedup over MPI-unfused (MPI collective + GEMM)"
+    out_lines.append(svg_text(10, 18, title, 13, "start", "bold"))
+    if machine:
+        out_lines.append(svg_text(10, 34, machine, 10, "start", fill="#444"))
+    ops = []
+    for col in columns:
+        if col[0] not in ops:
+            ops.append(col[0])
+    # Per op (in order of appearance): the squares by size, then the other shapes, whatever order
+    # the files came in.
+    columns.sort(key=lambda c: (ops.index(c[0]), not (c[1] == c[2] == c[3]), c[1] * c[2] * c[3]))
+    for op in ops:
+        idx = [i for i, c in enumerate(columns) if c[0] == op]
+        x0 = label_w + cell_w * idx[0]
+        x1 = label_w + cell_w * (idx[-1] + 1)
+        out_lines.append(svg_text((x0 + x1) / 2, top - 30, op, 12, weight="bold"))
+        out_lines.append(f'<line x1="{x0 + 3}" y1="{top - 25}" x2="{x1 - 3}" y2="{top - 25}" '
+                         'stroke="#888"/>')
+    for i, col in enumerate(columns):
+        out_lines.append(svg_text(label_w + cell_w * (i + 0.5), top - 8, shape_label(*col[1:]), 10))
+    for j, name in enumerate(row_names):
+        y = top + cell_h * j
+        out_lines.append(svg_text(label_w - 6, y + 14, name, 10, "end",
+                                  "bold" if name in ("automatic", "gemm_only") else "normal"))
+        for i, col in enumerate(columns):
+            x = label_w + cell_w * i
+            r = cells.get((col, name))
+            if r is None:
+                text = "n/a" if refused.get((col, name)) else ""
+                out_lines.append(f'<rect x="{x}" y="{y}" width="{cell_w}" height="{cell_h}" '
+                                 'fill="#ddd" stroke="#fff"/>')
+                out_lines.append(svg_text(x + cell_w / 2, y + 14, text, 9, fill="#777"))
+                continue
+            sp = r.get("speedup_vs_peer")
+            out_lines.append(f'<rect x="{x}" y="{y}" width="{cell_w}" height="{cell_h}" '
+                             f'fill="{speedup_color(sp)}" stroke="#fff"/>')
+            out_lines.append(svg_text(x + cell_w / 2, y + 14,
+                                      f"{sp:.2f}\u00d7" if sp is not None else "-", 10))
+            if best.get(col) == name:
+                out_lines.append(f'<rect x="{x + 1}" y="{y + 1}" width="{cell_w - 2}" '
+                                 f'height="{cell_h - 2}" fill="none" stroke="#000" '
+                                 'stroke-width="2"/>')
+    y = top + cell_h * len(row_names)
+    out_lines.append(svg_text(label_w - 6, y + 14, "automatic chose", 10, "end", fill="#444"))
+    abbrev = {"bulk_synchronous": "bulk", "producer_consumer": "prod-cons",
+              "workgroup_specialized": "wg-spec", "fused_sequential": "fused-seq"}
+    for i, col in enumerate(columns):
+        pattern, _, direction = chose.get(col, "").partition("/")
+        text = abbrev.get(pattern, pattern) + ("" if direction in ("", "automatic")
+                                               else "/" + direction)
+        out_lines.append(svg_text(label_w + cell_w * (i + 0.5), y + 14, text, 9, fill="#444"))
+    notes = ["cell: MPI-unfused time / this time (above 1: faster than MPI); framed: the best "
+             "explicit pattern of the column;",
+             "grey n/a: the op refuses that pattern; gemm_only: the GEMM alone, no communication "
+             "(what perfect overlap would reach)"]
+    for n, note in enumerate(notes):
+        out_lines.append(svg_text(10, y + 40 + 14 * n, note, 10, "start", fill="#444"))
+    out_lines.append("</svg>")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n".join(out_lines) + "\n")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="tessera-bench --json output files")
@@ -222,7 +370,10 @@ def main(argv):
         groups.setdefault((r["bench"], r["pes"]), []).append(r)
     for (bench, pes), brows in groups.items():
         out = os.path.join(args.outdir, f"{bench}-{pes}pe.png")
-        if bench in SWEEP_BENCHES:
+        if bench == "taxonomy":
+            out = os.path.join(args.outdir, f"{bench}-{pes}pe.svg")
+            plot_taxonomy(bench, pes, brows, out, args.machine)
+        elif bench in SWEEP_BENCHES:
             plot_sweep(bench, pes, brows, out, args.machine)
         elif bench in FUSED_BENCHES:
             plot_fused(bench, pes, brows, out, args.machine)

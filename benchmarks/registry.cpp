@@ -10,6 +10,7 @@ void run_gemm(BenchEnv& env);        // bench_gemm.cpp
 void run_moe(BenchEnv& env);         // bench_moe.cpp
 void run_ag_gemm(BenchEnv& env);     // bench_ag_gemm.cpp
 void run_gemm_rs(BenchEnv& env);     // bench_gemm_rs.cpp
+void run_taxonomy(BenchEnv& env);    // bench_taxonomy.cpp
 
 const std::vector<Benchmark>& benchmarks() {
   static const std::vector<Benchmark> all = {
@@ -37,6 +38,10 @@ const std::vector<Benchmark>& benchmarks() {
        "reduce_scatter(A x B) fused vs GEMM + reduce-scatter; vs the GEMM alone, GEMM + "
        "MPI_Reduce_scatter_block",
        run_gemm_rs},
+      {"taxonomy",
+       "ag_gemm, gemm_rs, gemm_ar, gemm_as in every overlap pattern x push/pull x comm_blocks, and "
+       "automatic; vs the GEMM alone, the MPI collective + GEMM",
+       run_taxonomy},
       {"moe", "MoeBuffer dispatch/combine, bf16, k=8, E=8P; vs memcpy, MPI_Alltoallv", run_moe},
   };
   return all;
