@@ -91,9 +91,13 @@ AgGemm::AgGemm(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, G
     bad(pe, "tile_m, tile_n and chunk_rows must be at least 1");
   }
   const td::Context ctx = rt.device_context();
-  pattern_ = options.pattern == OverlapPattern::automatic
-                 ? resolve_overlap(OpKind::ag_gemm, m, n_local, k, n_pes, all_mapped(ctx))
-                 : options.pattern;
+  pattern_ = options.pattern;
+  if (pattern_ == OverlapPattern::automatic) {
+    // A variant the caller fixed asks for a fused pattern: bulk_synchronous has none.
+    pattern_ = options.variant == AgGemmVariant::automatic
+                   ? resolve_overlap(OpKind::ag_gemm, m, n_local, k, n_pes, all_mapped(ctx))
+                   : resolve_fused_overlap(OpKind::ag_gemm, m, n_local, k, n_pes);
+  }
   variant_ = options.variant;
   if (pattern_ == OverlapPattern::bulk_synchronous) {
     // ops::all_gather pushes the shards into the gathered copy.

@@ -53,12 +53,14 @@ GemmRs::GemmRs(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, G
   if (options.comm_blocks < 1) {
     bad(pe, "comm_blocks must be at least 1, got " + std::to_string(options.comm_blocks));
   }
-  // fused_sequential with push is the kernel gemm_rs had before patterns existed, so automatic
-  // keeps it whatever the transport; every other combination runs the gemm_ar blocks.
+  // fused_sequential with push is the kernel gemm_rs had before patterns existed: asked for
+  // without a direction, it keeps push whatever the transport; every other combination runs the
+  // gemm_ar blocks.
   CommDirection direction = options.direction;
-  const bool fused = options.pattern == OverlapPattern::automatic ||
-                     options.pattern == OverlapPattern::fused_sequential;
-  if (fused && direction == CommDirection::automatic) direction = CommDirection::push;
+  if (options.pattern == OverlapPattern::fused_sequential &&
+      direction == CommDirection::automatic) {
+    direction = CommDirection::push;
+  }
   const detail::ResolvedOverlap overlap =
       detail::resolve_fused(rt, OpKind::gemm_rs, options.pattern, direction, m, n, k_local);
   pattern_ = overlap.pattern;

@@ -1,4 +1,4 @@
-// The overlap taxonomy's names, parsers and the provisional `automatic` rule (overlap.hpp).
+// The overlap taxonomy's names, parsers and the measured `automatic` rule (overlap.hpp).
 #include "tessera/ops/overlap.hpp"
 
 #include <memory>
@@ -84,26 +84,31 @@ bool overlap_applies(OpKind op, OverlapPattern pattern) noexcept {
 
 OverlapPattern resolve_overlap(OpKind op, std::size_t m, std::size_t n, std::size_t k, int n_pes,
                                bool /*all_mapped*/) noexcept {
-  // ag_gemm and gemm_rs keep the kernel they had before patterns existed, at any PE count.
-  if (op == OpKind::ag_gemm) return OverlapPattern::workgroup_specialized;
-  if (op == OpKind::gemm_rs) return OverlapPattern::fused_sequential;
   if (n_pes <= 1) return OverlapPattern::bulk_synchronous;
-  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  switch (op) {
-    case OpKind::all_reduce_rmsnorm:
-      return m * n * k <= kRmsnormFusionMaxBytes ? OverlapPattern::fused_sequential
-                                                 : OverlapPattern::bulk_synchronous;
-    case OpKind::ag_gemm:
-    case OpKind::gemm_rs:
-      break;
-    case OpKind::gemm_ar:
-      return macs * n_pes < kFusionThresholdMacs ? OverlapPattern::bulk_synchronous
-                                                 : OverlapPattern::fused_sequential;
-    case OpKind::gemm_as:
-      return macs * n_pes < kFusionThresholdMacs ? OverlapPattern::bulk_synchronous
-                                                 : OverlapPattern::workgroup_specialized;
+  if (op == OpKind::all_reduce_rmsnorm) {
+    return m * n * k <= kRmsnormFusionMaxBytes ? OverlapPattern::fused_sequential
+                                               : OverlapPattern::bulk_synchronous;
   }
-  return OverlapPattern::bulk_synchronous;
+  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (macs * n_pes < kFusionThresholdMacs) return OverlapPattern::bulk_synchronous;
+  return resolve_fused_overlap(op, m, n, k, n_pes);
+}
+
+OverlapPattern resolve_fused_overlap(OpKind op, std::size_t /*m*/, std::size_t /*n*/, std::size_t k,
+                                     int /*n_pes*/) noexcept {
+  switch (op) {
+    case OpKind::ag_gemm:
+    case OpKind::gemm_as:
+      return OverlapPattern::workgroup_specialized;
+    case OpKind::gemm_rs:
+      return OverlapPattern::producer_consumer;
+    case OpKind::gemm_ar:
+      return k < kGemmArProducerConsumerMaxK ? OverlapPattern::producer_consumer
+                                             : OverlapPattern::fused_sequential;
+    case OpKind::all_reduce_rmsnorm:
+      return OverlapPattern::fused_sequential;
+  }
+  return OverlapPattern::fused_sequential;
 }
 
 CommDirection resolve_direction(OverlapPattern pattern, CommDirection direction,
@@ -136,9 +141,13 @@ ResolvedOverlap resolve_fused(Runtime& rt, ops::OpKind op, ops::OverlapPattern p
                     " does not apply (it runs bulk_synchronous or fused_sequential)");
   }
   ResolvedOverlap r;
-  r.pattern = pattern == ops::OverlapPattern::automatic
-                  ? ops::resolve_overlap(op, m, n, k, rt.n_pes(), mapped)
-                  : pattern;
+  r.pattern = pattern;
+  if (pattern == ops::OverlapPattern::automatic) {
+    // A direction the caller fixed asks for a fused pattern: bulk_synchronous has none.
+    r.pattern = direction == ops::CommDirection::automatic
+                    ? ops::resolve_overlap(op, m, n, k, rt.n_pes(), mapped)
+                    : ops::resolve_fused_overlap(op, m, n, k, rt.n_pes());
+  }
   if (pattern == ops::OverlapPattern::bulk_synchronous &&
       direction != ops::CommDirection::automatic) {
     throw Error(ErrorCode::invalid_argument, pe,

@@ -438,6 +438,22 @@ TEST(Overlap, NamesAndParsing) {
   EXPECT_TRUE(ops::overlap_applies(OpKind::gemm_as, OverlapPattern::producer_consumer));
   EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_ar, 1024, 1024, 1024, 1, true),
             OverlapPattern::bulk_synchronous);
+  // The measured rule (docs/performance.md): bulk below the fusion threshold, then per op.
+  EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_ar, 64, 64, 64, 4, true),
+            OverlapPattern::bulk_synchronous);
+  EXPECT_EQ(ops::resolve_overlap(OpKind::ag_gemm, 1024, 256, 1024, 4, true),
+            OverlapPattern::workgroup_specialized);
+  EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_as, 1024, 256, 1024, 4, true),
+            OverlapPattern::workgroup_specialized);
+  EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_rs, 1024, 1024, 256, 4, true),
+            OverlapPattern::producer_consumer);
+  EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_ar, 8192, 1024, 16, 4, true),
+            OverlapPattern::producer_consumer);
+  EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_ar, 1024, 1024, 256, 4, true),
+            OverlapPattern::fused_sequential);
+  // A direction fixed by the caller keeps a fused pattern even below the threshold.
+  EXPECT_EQ(ops::resolve_fused_overlap(OpKind::gemm_rs, 64, 64, 64, 4),
+            OverlapPattern::producer_consumer);
   EXPECT_EQ(ops::resolve_overlap(OpKind::all_reduce_rmsnorm, 8, 1024, 2, 4, true),
             OverlapPattern::fused_sequential);
   EXPECT_EQ(ops::resolve_overlap(OpKind::all_reduce_rmsnorm, 4096, 4096, 2, 4, true),

@@ -34,7 +34,9 @@ struct AgGemmOptions {
   // blocks reach their waits first. 0 in production.
   std::uint32_t comm_delay_us = 0;
   // How the gather overlaps the GEMM (overlap.hpp; automatic: resolve_overlap(OpKind::ag_gemm,
-  // ...), workgroup_specialized as before patterns existed). bulk_synchronous runs
+  // ...): bulk_synchronous below the fusion threshold or on one PE, else workgroup_specialized,
+  // the kernel before patterns existed; a variant given explicitly keeps the fused pattern).
+  // bulk_synchronous runs
   // ops::all_gather then the GEMM (variant must be automatic); producer_consumer the
   // communication blocks' kernel on a stream this object owns; fused_sequential makes every block
   // publish its share of the chunks before it computes. variant is the direction of the others.

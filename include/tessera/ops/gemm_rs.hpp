@@ -25,7 +25,9 @@ struct GemmRsOptions {
   // their waits first. 0 in production.
   std::uint32_t comm_delay_us = 0;
   // How the reduction overlaps the GEMM (overlap.hpp; automatic: resolve_overlap(OpKind::gemm_rs,
-  // ...), fused_sequential with push as before patterns existed). bulk_synchronous runs the GEMM
+  // ...): bulk_synchronous below the fusion threshold or on one PE, else producer_consumer;
+  // fused_sequential without a direction is push, the kernel before patterns existed).
+  // bulk_synchronous runs the GEMM
   // kernel, then ops::all_reduce of the partials and a copy of this PE's rows;
   // workgroup_specialized and producer_consumer give the publishing and summing to comm_blocks
   // blocks (producer_consumer: in a kernel on a stream this object owns).

@@ -44,10 +44,15 @@ CommDirection comm_direction_from_string(std::string_view name);
 // bulk_synchronous and fused_sequential; every GEMM op runs all four.
 bool overlap_applies(OpKind op, OverlapPattern pattern) noexcept;
 
-// Fused ops whose GEMM does fewer multiply-adds than this (m * n * k summed over the job) run
-// bulk-synchronous under `automatic`: below it the kernels are too short for the flag handshakes
-// of the fused patterns to pay (provisional, before tessera-bench taxonomy measures it).
-inline constexpr double kFusionThresholdMacs = 16.0 * 1024 * 1024;
+// Fused ops whose GEMM does fewer multiply-adds than this (m * n * k over the whole job) run
+// bulk-synchronous under `automatic`: the fusion threshold. Measured by tessera-bench taxonomy
+// (docs/performance.md): from 128^3 up the fused patterns beat bulk-synchronous at 4 PEs by
+// 1.15-1.88x, and bulk-synchronous won only 3 of 16 small cases at 2 PEs, by at most 4 %, so
+// the threshold sits just below 128^3 (2 Mi multiply-adds).
+inline constexpr double kFusionThresholdMacs = 2.0 * 1024 * 1024;
+// gemm_ar with a local k below this (fewer than 32 flops per byte it moves) runs
+// producer_consumer under `automatic`, else fused_sequential (measured on 8192 x 1024 x 64).
+inline constexpr std::size_t kGemmArProducerConsumerMaxK = 64;
 // all_reduce_rmsnorm fuses below this many bytes of x per PE (one kernel saves a launch and a
 // pass over the rows; above it the all_reduce algorithms that move less win).
 inline constexpr std::size_t kRmsnormFusionMaxBytes = std::size_t{256} << 10;
@@ -55,20 +60,25 @@ inline constexpr std::size_t kRmsnormFusionMaxBytes = std::size_t{256} << 10;
 // The pattern `automatic` picks for `op` on an m x n x k problem (the op's own shape arguments in
 // the order its constructor takes them; all_reduce_rmsnorm: m = rows, n = hidden, k = bytes per
 // element) over n_pes PEs, all_mapped telling whether every peer's heap is load/store reachable.
-// Provisional rule, documented in docs/performance.md until measured:
-//   ag_gemm                       workgroup_specialized (its kernel before patterns existed);
-//   gemm_rs                       fused_sequential (likewise), at any PE count;
-//   one PE (the others)           bulk_synchronous (nothing to overlap);
+// The rule, derived from tessera-bench taxonomy at 2 and 4 PEs on the host backend
+// (docs/performance.md, "Overlap taxonomy"):
+//   one PE                        bulk_synchronous (nothing to overlap);
 //   all_reduce_rmsnorm            fused_sequential up to kRmsnormFusionMaxBytes of x, else
 //                                 bulk_synchronous;
-//   gemm_ar, gemm_as              bulk_synchronous below kFusionThresholdMacs, else
-//                                 fused_sequential (gemm_ar: every block owns the reduction of
-//                                 its tiles) / workgroup_specialized (gemm_as: the scatter is a
-//                                 pure copy a few blocks keep up with).
-// Never returns automatic. all_mapped is taken for the rule's later, measured form (the pull
-// direction and the fused patterns are cheaper when peers are mapped).
+//   below kFusionThresholdMacs    bulk_synchronous;
+//   otherwise                     resolve_fused_overlap.
+// Never returns automatic. all_mapped is kept for a rule that tells transports apart (nothing was
+// measured with unmapped peers yet; the direction, not the pattern, follows the transport).
 OverlapPattern resolve_overlap(OpKind op, std::size_t m, std::size_t n, std::size_t k, int n_pes,
                                bool all_mapped) noexcept;
+
+// The fused pattern `automatic` picks when fusing pays (and when the caller fixed a direction,
+// which bulk_synchronous does not take): ag_gemm and gemm_as workgroup_specialized (the gather or
+// scatter is a pure copy one block keeps up with); gemm_rs producer_consumer (it won every
+// communication-heavy case measured); gemm_ar producer_consumer when k (its k_local) is below
+// kGemmArProducerConsumerMaxK, else fused_sequential.
+OverlapPattern resolve_fused_overlap(OpKind op, std::size_t m, std::size_t n, std::size_t k,
+                                     int n_pes) noexcept;
 
 // The direction `automatic` resolves to: pull when every peer is mapped, else push; a direction
 // given explicitly is returned unchanged. bulk_synchronous has none of its own (the collective
