@@ -26,7 +26,7 @@ const char* to_string(ReduceScatterAlgo algo) noexcept;
 // The block size (bytes per member's block) from which `automatic` picks the ring, measured on the
 // host backend with 2 and 4 PEs (docs/performance.md): below it one hop beats m - 1 pipelined
 // steps; above it the ring's neighbour-only traffic wins.
-inline constexpr std::size_t kReduceScatterRingThreshold = std::size_t{256} << 10;
+inline constexpr std::size_t kReduceScatterRingThreshold = std::size_t{1} << 20;
 
 // The algorithm `automatic` resolves to for blocks of `count` elements of `dtype` on a team of
 // `team_size` (reads TESSERA_REDUCESCATTER_ALGO=one_shot|ring|auto; throws
