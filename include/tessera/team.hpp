@@ -14,8 +14,9 @@ using Team = device::Team;
 // Every PE of the job, ranked by world PE.
 //
 // All makers are collective over every PE of the job, members and non-members alike, in the
-// same order on every PE: each allocates the team's workspace (about 2 MiB, see
-// device::ops::AllReduceWorkspace::bytes_for) from the symmetric heap, zeroed and held until
+// same order on every PE: each allocates the team's workspace (about 2 MiB: the all-reduce
+// staging of device::ops::AllReduceWorkspace::bytes_for plus 128 bytes per PE of agreement
+// records) from the symmetric heap, zeroed and held until
 // finalize, so make teams once and keep them. A PE that is not a member gets a Team with
 // my_rank == -1 (it may answer pe()/rank_of() but not run a collective on it). Throws like
 // Runtime::malloc (out_of_memory, or invalid_argument when PEs make different calls).
