@@ -3,32 +3,51 @@
     t = tessera.torch.empty(rt, (m, k), dtype=torch.bfloat16)    # a torch.Tensor on the heap
     c = tessera.torch.ag_gemm(rt, a_shard, b)                     # torch.ops.tessera.ag_gemm
     tessera.torch.all_gather(rt, send, recv)                      # torch.ops.tessera.all_gather_
+    tessera.torch.all_reduce(rt, send, recv, op="sum")            # torch.ops.tessera.all_reduce_
     c = tessera.torch.gemm_rs(rt, a, b)                           # torch.ops.tessera.gemm_rs
     ex, counts = tessera.torch.moe_dispatch(rt, x, idx, w, num_experts=E)  # tessera::moe_dispatch
     y = tessera.torch.moe_combine(rt, expert_out, w, num_experts=E)       # tessera::moe_combine
 
 The custom ops have fake (meta) implementations, so they trace into ``torch.compile`` graphs.
-A custom op cannot take a Runtime, so it takes the runtime's handle (``handle(rt)``); the
-functions here pass it. Each op completes before it returns (it synchronizes the stream).
+A custom op cannot take a Runtime or a Team, so it takes their handles (``handle(rt)``,
+``handle(team)``; team handle 0 is every PE); the functions here pass them. Each op completes
+before it returns (it synchronizes the stream).
 """
 
 from __future__ import annotations
 
 import torch as _torch
 
+from . import _tessera
 from . import ops as _ops
 
 _RUNTIMES: dict[int, object] = {}
+_TEAMS: dict[int, object] = {}  # handle -> tessera.Team (0, every PE, is not registered)
 _AG_GEMMS: dict[tuple, object] = {}  # op workspaces (AgGemm, GemmRs, MoeBuffer) by shape
 _MOE_HANDLES: dict[tuple, object] = {}  # MoeBuffer key -> its last dispatch's MoeHandle
 _ARRAYS: dict[int, object] = {}  # data_ptr -> tessera.Array of tensors made by empty/zeros
 
 
 def handle(rt) -> int:
-    """The integer the custom ops know `rt` by (registered on first use)."""
+    """The integer the custom ops know `rt` (a Runtime) or a tessera.Team by (registered on first
+    use); ``handle(None)`` is 0, the team of every PE."""
+    if rt is None:
+        return 0
     key = id(rt)
-    _RUNTIMES[key] = rt
+    if isinstance(rt, _tessera.Team):
+        _TEAMS[key] = rt
+    else:
+        _RUNTIMES[key] = rt
     return key
+
+
+def _team(key: int):
+    if key == 0:
+        return None
+    team = _TEAMS.get(key)
+    if team is None:
+        raise RuntimeError(f"tessera.torch: team handle {key} is unknown (pass handle(team))")
+    return team
 
 
 def _runtime(key: int):
@@ -75,6 +94,19 @@ def _all_gather(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int) -> Non
 
 @_all_gather.register_fake
 def _(send, recv, rt_handle):
+    return None
+
+
+@_torch.library.custom_op("tessera::all_reduce_", mutates_args=("recv",))
+def _all_reduce(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int, op: str = "sum",
+                algo: str = "auto", team: int = 0) -> None:
+    rt = _runtime(rt_handle)
+    _ops.all_reduce(rt, send.detach(), recv.detach(), op=op, algo=algo, team=_team(team))
+    rt.synchronize()
+
+
+@_all_reduce.register_fake
+def _(send, recv, rt_handle, op="sum", algo="auto", team=0):
     return None
 
 
@@ -194,6 +226,14 @@ def moe_combine(rt, expert_out, topk_weight, num_experts, max_tokens_per_pe=None
 def all_gather(rt, send: _torch.Tensor, recv: _torch.Tensor) -> None:
     """recv (symmetric, n_pes x send) receives every PE's send; complete on return."""
     _torch.ops.tessera.all_gather_(send, recv, handle(rt))
+
+
+def all_reduce(rt, send: _torch.Tensor, recv: _torch.Tensor, op: str = "sum", algo: str = "auto",
+               team=None) -> None:
+    """recv (symmetric, at least send's size, same dtype) receives the reduction (op "sum", "max",
+    "min", "prod" for integers) of every member's send over `team` (None: every PE); send may be
+    recv. Complete on return."""
+    _torch.ops.tessera.all_reduce_(send, recv, handle(rt), op, algo, handle(team))
 
 
 def ag_gemm(rt, a_shard: _torch.Tensor, b: _torch.Tensor) -> _torch.Tensor:

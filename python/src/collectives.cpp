@@ -1,0 +1,110 @@
+// tessera.ops collectives on teams (all_reduce, ...): dtype and count taken from the arrays, enum
+// arguments as strings, every other check left to the C++ op so the messages are its own.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+#include "array.hpp"
+#include "runtime.hpp"
+#include "team.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera::python {
+
+using namespace nb::literals;
+
+namespace {
+
+bool named(const Dtype& d, const char* name) { return std::string(d.name) == name; }
+
+// The collective element type of `b`; throws Error(invalid_argument) naming the supported ones.
+ops::Dtype collective_dtype(const Buffer& b, const char* op, int pe) {
+  if (named(b.dtype, "float32")) return ops::Dtype::f32;
+  if (named(b.dtype, "bfloat16")) return ops::Dtype::bf16;
+  if (named(b.dtype, "float16")) return ops::Dtype::f16;
+  if (named(b.dtype, "int32")) return ops::Dtype::i32;
+  if (named(b.dtype, "int64")) return ops::Dtype::i64;
+  fail(ErrorCode::invalid_argument, pe,
+       std::string(op) + ": dtype " + b.dtype.name +
+           " is not supported; use float32, bfloat16, float16, int32 or int64");
+}
+
+ops::ReduceOp reduce_op_from(const std::string& s, const char* op, int pe) {
+  if (s == "sum") return ops::ReduceOp::sum;
+  if (s == "max") return ops::ReduceOp::max;
+  if (s == "min") return ops::ReduceOp::min;
+  if (s == "prod") return ops::ReduceOp::prod;
+  fail(ErrorCode::invalid_argument, pe,
+       std::string(op) + ": op must be 'sum', 'max', 'min' or 'prod', not '" + s + "'");
+}
+
+ops::AllReduceAlgo all_reduce_algo_from(const std::string& s, int pe) {
+  if (s == "auto" || s == "automatic") return ops::AllReduceAlgo::automatic;
+  if (s == "one_shot") return ops::AllReduceAlgo::one_shot;
+  if (s == "two_shot") return ops::AllReduceAlgo::two_shot;
+  if (s == "ring") return ops::AllReduceAlgo::ring;
+  if (s == "atomic") return ops::AllReduceAlgo::atomic;
+  fail(ErrorCode::invalid_argument, pe,
+       "all_reduce: algo must be 'auto', 'one_shot', 'two_shot', 'ring' or 'atomic', not '" + s +
+           "'");
+}
+
+void same_dtype(const Buffer& send, const Buffer& recv, const char* op, int pe) {
+  if (!(send.dtype == recv.dtype)) {
+    fail(ErrorCode::invalid_argument, pe,
+         std::string(op) + ": send is " + send.describe() + " but recv is " + recv.describe() +
+             " (dtypes differ)");
+  }
+}
+
+// Throws unless `b` holds at least `bytes`; `need` says where the number comes from.
+void holds(const Buffer& b, std::size_t bytes, const char* op, const char* what,
+           const std::string& need, int pe) {
+  if (b.nbytes < bytes) {
+    fail(ErrorCode::invalid_argument, pe,
+         std::string(op) + ": " + what + " is " + b.describe() + " (" + std::to_string(b.nbytes) +
+             " bytes), needs " + need + " = " + std::to_string(bytes) + " bytes");
+  }
+}
+
+// Keeps the arrays alive until rt.synchronize() (the stream reads them after the call returns).
+void keep(RuntimeState& state, std::initializer_list<const Buffer*> buffers) {
+  for (const Buffer* b : buffers) state.in_flight.push_back(b->keep);
+}
+
+}  // namespace
+
+void bind_collectives(nb::module_& m) {
+  m.def(
+      "all_reduce",
+      [](const PyRuntime& s, nb::handle send, nb::handle recv, const std::string& op,
+         const std::string& algo, nb::handle team) {
+        Runtime& rt = s.rt();
+        const int pe = rt.pe();
+        Buffer src = buffer_of(send, false, "all_reduce (send)", pe);
+        Buffer dst = buffer_of(recv, true, "all_reduce (recv)", pe);
+        same_dtype(src, dst, "all_reduce", pe);
+        holds(dst, src.nbytes, "all_reduce", "recv", "send's size", pe);
+        const ops::Dtype dtype = collective_dtype(src, "all_reduce", pe);
+        const ops::ReduceOp rop = reduce_op_from(op, "all_reduce", pe);
+        const ops::AllReduceAlgo a = all_reduce_algo_from(algo, pe);
+        const Team t = team_or_world(s, team, "all_reduce");
+        const std::size_t count = src.nbytes / src.dtype.itemsize();
+        {
+          // The first call on a world team checks agreement with the other PEs (a host collective).
+          nb::gil_scoped_release unlocked;
+          ops::all_reduce(rt, rt.stream(), t, src.data, dst.data, count, dtype, rop, a);
+        }
+        keep(*s.state, {&src, &dst});
+      },
+      "rt"_a, "send"_a, "recv"_a, "op"_a = "sum", "algo"_a = "auto", "team"_a = nb::none(),
+      "Collective over the members of `team` (default: every PE), stream-ordered: recv (symmetric, "
+      "at least send's size, same dtype) receives the element-wise reduction (op 'sum', 'max', "
+      "'min', 'prod' for integers) of every member's send; send may be recv (in place). dtypes "
+      "float32, bfloat16, float16 (reduced in fp32), int32, int64. algo 'auto' (by size, or "
+      "TESSERA_ALLREDUCE_ALGO), 'one_shot', 'two_shot', 'ring', 'atomic' (sums of int32, int64). "
+      "Call rt.synchronize() before reading recv.");
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,250 @@
+"""tessera.ops collectives on teams, as real processes: every PE of the job runs this same pytest
+session (one PE, tessera-run -np 2, 3, 4, 5, two pretend nodes, mpirun -np 2), so the tests run in
+the same order everywhere. Results are checked against a float64 NumPy reduction of every PE's
+data, which each PE rebuilds from the PEs' seeds."""
+
+import numpy as np
+import pytest
+
+import tessera
+
+FLOATS = ("float32", "float16")  # bfloat16 needs torch: test_collectives_torch.py
+INTS = ("int32", "int64")
+COUNTS = (1, 7, 4093)
+
+
+@pytest.fixture(scope="module")
+def rt():
+    runtime = tessera.init(heap_size="64M")
+    yield runtime
+    runtime.finalize()
+
+
+def data_of(pe, count, dtype, op, salt=0):
+    """PE `pe`'s send data: small integers, so every dtype holds every partial result exactly."""
+    gen = np.random.default_rng([pe, count, salt])
+    if op == "prod":
+        return gen.choice(np.array([-2, -1, 1, 2, 3]), count).astype(dtype)
+    return gen.integers(-8, 9, count).astype(dtype)
+
+
+def reference(members, count, dtype, op, salt=0):
+    stack = np.stack([data_of(p, count, dtype, op, salt).astype(np.float64) for p in members])
+    return {"sum": stack.sum, "max": stack.max, "min": stack.min, "prod": stack.prod}[op](axis=0).astype(dtype)
+
+
+def all_mapped(rt, team):
+    """Collective: True on every PE when each member of `team` reaches every member's heap by
+    load/store, so that every PE takes the same skip decision."""
+    mine = not team.is_member or all(rt.transport(team.pe(i)) in ("self", "mapped") for i in range(team.size))
+    with rt.zeros(rt.n_pes, "int32") as flags:
+        tessera.ops.all_gather(rt, np.array([int(mine)], np.int32), flags)
+        rt.synchronize()
+        everywhere = bool(np.from_dlpack(flags).all())
+        rt.barrier()  # nobody frees (and reuses) the flags while a peer still reads them
+    return everywhere
+
+
+def make_team(rt, kind):
+    if kind == "world":
+        return rt.team_world()
+    if kind == "node":
+        return rt.team_node()
+    return rt.team_split_strided(rt.team_world(), 0, 2, (rt.n_pes + 1) // 2)
+
+
+def heap_view(block, dtype, count):
+    """A NumPy view of the first `count` elements of a uint8 heap block, as `dtype`."""
+    return np.from_dlpack(block).view(dtype)[:count]
+
+
+def test_team_of_a_finalized_runtime_refuses_use():
+    # Runs first (the module's runtime is made by the first test that asks for it): runtimes
+    # follow one another in a process, they do not overlap.
+    other = tessera.init(heap_size="8M")
+    team = other.team_world()
+    other.finalize()
+    assert repr(team) == "tessera.Team(finalized)"
+    with pytest.raises(tessera.InvalidArgumentError, match="the Runtime was finalized"):
+        team.size
+
+
+def test_world_team_ranks_every_pe(rt):
+    world = rt.team_world()
+    assert (world.start, world.stride, world.size, world.n_pes) == (0, 1, rt.n_pes, rt.n_pes)
+    assert world.my_rank == rt.pe and world.is_member and len(world) == rt.n_pes
+    assert [world.pe(i) for i in range(rt.n_pes)] == list(range(rt.n_pes))
+    assert world.rank_of(rt.n_pes) == -1 and world.rank_of(-1) == -1
+    assert rt.team_world() == world  # made once: the second call is not collective
+    assert "size=%d" % rt.n_pes in repr(world)
+    with pytest.raises(tessera.InvalidArgumentError, match=r"Team.pe: rank -1 is outside the team"):
+        world.pe(-1)
+    with pytest.raises(tessera.InvalidArgumentError, match=r"is outside the team \(0\.\.%d\)" % (rt.n_pes - 1)):
+        world.pe(rt.n_pes)
+
+
+def test_node_team_holds_the_pes_of_this_node(rt):
+    node = rt.team_node()
+    assert node.size == rt.node_size and node.my_rank == rt.node_pe
+    assert node.pe(node.my_rank) == rt.pe
+    assert all_mapped(rt, node)
+    assert rt.team_node() == node
+
+
+def test_split_strided_team_of_even_pes(rt):
+    world = rt.team_world()
+    size = (rt.n_pes + 1) // 2
+    even = rt.team_split_strided(world, 0, 2, size)
+    assert (even.start, even.stride, even.size) == (0, 2, size)
+    assert even.my_rank == (rt.pe // 2 if rt.pe % 2 == 0 else -1)
+    assert even.is_member == (rt.pe % 2 == 0)
+    assert [even.pe(i) for i in range(size)] == list(range(0, rt.n_pes, 2))
+    assert even.rank_of(2) == (1 if rt.n_pes > 2 else -1) and even.rank_of(1) == -1
+    assert rt.team_split_strided(world, 0, 2, size) == even
+    # A split of a split: rank r of `even` is world PE 2r.
+    if size >= 2:
+        second = rt.team_split_strided(even, 1, 1, 1)
+        assert (second.start, second.size) == (2, 1)
+        assert second.my_rank == (0 if rt.pe == 2 else -1)
+
+
+def test_split_strided_rejects_ranks_outside_the_parent(rt):
+    world = rt.team_world()
+    for start, stride, size in ((1, 1, rt.n_pes), (0, 1, 0), (-1, 1, 1), (0, 0, 1)):
+        with pytest.raises(tessera.InvalidArgumentError,
+                           match="must be >= 0, >= 1, >= 1 and lie inside the parent team"):
+            rt.team_split_strided(world, start, stride, size)
+    with pytest.raises(TypeError):
+        rt.team_split_strided("world", 0, 1, 1)
+
+
+@pytest.mark.parametrize("kind", ["world", "node", "stride2"])
+@pytest.mark.parametrize("algo", ["auto", "one_shot", "two_shot", "ring"])
+def test_all_reduce_matches_numpy(rt, kind, algo):
+    team = make_team(rt, kind)
+    if not all_mapped(rt, team):
+        pytest.skip("a member's heap is not mapped here (another node): see test_all_reduce_needs_mapped_members")
+    members = [team.pe(i) for i in range(team.size)]
+    with rt.zeros(max(COUNTS) * 8, "uint8") as block:
+        if team.is_member:
+            for dtype in FLOATS + INTS:
+                for op in ("sum", "max", "min") + (("prod",) if dtype in INTS else ()):
+                    for count in COUNTS:
+                        recv = heap_view(block, dtype, count)
+                        tessera.ops.all_reduce(rt, data_of(rt.pe, count, dtype, op), recv, op=op, algo=algo,
+                                               team=team)
+                        rt.synchronize()
+                        np.testing.assert_array_equal(recv, reference(members, count, dtype, op),
+                                                      err_msg=f"{dtype} {op} count {count} on {team}")
+        rt.barrier()
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_all_reduce_atomic_sums_integers(rt, dtype):
+    world = rt.team_world()
+    if not all_mapped(rt, world):
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    members = list(range(rt.n_pes))
+    with rt.zeros(4093, dtype) as recv:
+        for count in COUNTS:
+            out = np.from_dlpack(recv)[:count]
+            tessera.ops.all_reduce(rt, data_of(rt.pe, count, dtype, "sum"), out, algo="atomic")
+            rt.synchronize()
+            np.testing.assert_array_equal(out, reference(members, count, dtype, "sum"))
+        rt.barrier()
+
+
+def test_all_reduce_in_place_twenty_calls_without_reset(rt):
+    """send is recv; each call brings fresh data and nothing is reset between calls."""
+    world = rt.team_world()
+    if not all_mapped(rt, world):
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    members = list(range(rt.n_pes))
+    with rt.empty(4093, "float32") as buf:
+        x = np.from_dlpack(buf)
+        for i in range(20):
+            x[:] = data_of(rt.pe, 4093, "float32", "sum", salt=i)
+            rt.barrier()  # no peer reads this PE's buffer as its send before it is filled
+            tessera.ops.all_reduce(rt, buf, buf)
+            rt.synchronize()
+            np.testing.assert_array_equal(x, reference(members, 4093, "float32", "sum", salt=i))
+            rt.barrier()  # nor overwrites it before this PE compared
+
+
+def test_all_reduce_of_a_mebi_element_float_array(rt):
+    world = rt.team_world()
+    if not all_mapped(rt, world):
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    count = 1 << 20
+    gen = [np.random.default_rng(pe + 77) for pe in range(rt.n_pes)]
+    data = [g.standard_normal(count).astype(np.float32) for g in gen]
+    with rt.zeros(count, "float32") as recv:
+        tessera.ops.all_reduce(rt, data[rt.pe], recv)
+        rt.synchronize()
+        expected = np.sum(np.stack(data).astype(np.float64), axis=0)
+        np.testing.assert_allclose(np.from_dlpack(recv), expected, rtol=1e-5, atol=1e-5)
+        rt.barrier()
+
+
+def test_all_reduce_bad_arguments_raise_before_anything_runs(rt):
+    world = rt.team_world()
+    with rt.zeros(16, "float32") as recv:
+        send = np.ones(16, np.float32)
+        bad = [
+            (dict(send=np.ones(16, np.int32)), "dtypes differ"),
+            (dict(send=np.ones(17, np.float32)), r"recv is \(16,\) float32 \(64 bytes\), needs send's size = 68"),
+            (dict(send=np.ones(8, np.float64), recv=np.from_dlpack(recv).view(np.float64)),
+             "dtype float64 is not supported; use float32, bfloat16, float16, int32 or int64"),
+            (dict(op="avg"), "op must be 'sum', 'max', 'min' or 'prod', not 'avg'"),
+            (dict(algo="tree"), "algo must be 'auto', 'one_shot', 'two_shot', 'ring' or 'atomic', not 'tree'"),
+            (dict(op="prod"), r"op prod is for integer dtypes \(i32, i64\), got f32"),
+            (dict(op="max", algo="atomic"), "the atomic algorithm only sums, got op max"),
+            (dict(send=np.ones(16, np.float16), recv=np.from_dlpack(recv).view(np.float16), algo="atomic"),
+             "the atomic algorithm adds i32, i64"),
+            (dict(recv=np.zeros(16, np.float32)), "recv must point into the symmetric heap"),
+            (dict(send=np.zeros((16, 2), np.float32)[:, 0]), "contiguous"),
+            (dict(team="world"), "team must be a tessera.Team"),
+            (dict(send=np.ones(0, np.float32)), "count must be at least 1, got 0"),
+        ]
+        for change, message in bad:
+            args = dict(send=send, recv=recv, op="sum", algo="auto", team=world) | change
+            with pytest.raises(tessera.InvalidArgumentError, match=message):
+                tessera.ops.all_reduce(rt, args.pop("send"), args.pop("recv"), **args)
+        if rt.pe % 2 == 1:
+            even = rt.team_split_strided(world, 0, 2, (rt.n_pes + 1) // 2)
+            with pytest.raises(tessera.InvalidArgumentError,
+                               match=r"this PE is not a member of team \(start 0, stride 2, size"):
+                tessera.ops.all_reduce(rt, send, recv, team=even)
+        else:
+            rt.team_split_strided(world, 0, 2, (rt.n_pes + 1) // 2)  # collective: every PE makes it
+        rt.barrier()
+
+
+def test_all_reduce_count_mismatch_between_pes_names_both_calls(rt):
+    world = rt.team_world()
+    if rt.n_pes < 2 or not all_mapped(rt, world):
+        pytest.skip("needs two PEs whose heaps are mapped")
+    # Counts no other test uses: the check runs on a combination's first call only.
+    count = 5 if rt.pe == 0 else 6
+    with rt.zeros(11, "float32") as recv:
+        with pytest.raises(tessera.InvalidArgumentError, match="PEs made different collective calls") as e:
+            tessera.ops.all_reduce(rt, np.ones(count, np.float32), recv)
+        assert "ops::all_reduce(5 x f32, sum" in e.value.message
+        assert "ops::all_reduce(6 x f32, sum" in e.value.message
+        # The failed check left nothing behind: the same buffer still reduces.
+        tessera.ops.all_reduce(rt, np.ones(11, np.float32), recv)
+        rt.synchronize()
+        assert (np.from_dlpack(recv) == rt.n_pes).all()
+        rt.barrier()
+
+
+def test_all_reduce_needs_mapped_members(rt):
+    world = rt.team_world()
+    unmapped = [p for p in range(rt.n_pes) if rt.transport(p) not in ("self", "mapped")]
+    if not unmapped:
+        pytest.skip("every PE's heap is mapped here (one node)")
+    with rt.zeros(4, "float32") as recv:
+        with pytest.raises(tessera.InvalidArgumentError,
+                           match=r"member PE %d is reached through proxy" % unmapped[0]):
+            tessera.ops.all_reduce(rt, np.ones(4, np.float32), recv, team=world)
+        rt.barrier()
