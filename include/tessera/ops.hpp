@@ -7,3 +7,8 @@
 #include "tessera/ops/all_reduce.hpp"
 #include "tessera/ops/gemm_rs.hpp"
 #include "tessera/ops/moe.hpp"
+// Issue 16, fused ops and the overlap taxonomy (H-fused).
+#include "tessera/ops/all_reduce_rmsnorm.hpp"
+#include "tessera/ops/gemm_ar.hpp"
+#include "tessera/ops/gemm_as.hpp"
+#include "tessera/ops/overlap.hpp"

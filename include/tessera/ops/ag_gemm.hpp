@@ -9,6 +9,7 @@
 #include "tessera/device/tile.hpp"
 #include "tessera/heap.hpp"
 #include "tessera/ops/gemm_dtype.hpp"
+#include "tessera/ops/overlap.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/stream.hpp"
 
@@ -31,6 +32,12 @@ struct AgGemmOptions {
   // Test hook: the communication blocks wait this long before publishing each chunk, so compute
   // blocks reach their waits first. 0 in production.
   std::uint32_t comm_delay_us = 0;
+  // How the gather overlaps the GEMM (overlap.hpp; automatic: resolve_overlap(OpKind::ag_gemm,
+  // ...), workgroup_specialized as before patterns existed). bulk_synchronous runs
+  // ops::all_gather then the GEMM (variant must be automatic); producer_consumer the
+  // communication blocks' kernel on a stream this object owns; fused_sequential makes every block
+  // publish its share of the chunks before it computes. variant is the direction of the others.
+  OverlapPattern pattern = OverlapPattern::automatic;
 };
 
 class AgGemm {
@@ -58,6 +65,8 @@ class AgGemm {
 
   // The algorithm chosen at construction (never automatic).
   AgGemmVariant variant() const { return variant_; }
+  // The pattern chosen at construction (never automatic).
+  OverlapPattern pattern() const { return pattern_; }
   // push: the gathered A (m x k, dtype elements) of the latest call, valid once the stream has
   // run it and until the next call. pull: null.
   const void* gathered_a() const { return gathered_.get(); }
@@ -76,6 +85,7 @@ class AgGemm {
   GemmDtype dtype_;
   AgGemmOptions options_;
   AgGemmVariant variant_;
+  OverlapPattern pattern_ = OverlapPattern::workgroup_specialized;
   Symmetric<unsigned char> gathered_;  // push
   Symmetric<unsigned char> staging_;   // pull: a_shard copied here when it is not in the heap
   Symmetric<std::uint64_t> words_;     // chunk flags, ready, consumed, readers_done

@@ -9,6 +9,7 @@
 #include "tessera/device/tile.hpp"
 #include "tessera/heap.hpp"
 #include "tessera/ops/gemm_dtype.hpp"
+#include "tessera/ops/overlap.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/stream.hpp"
 
@@ -21,6 +22,14 @@ struct GemmRsOptions {
   // Test hook: each block waits this long before publishing each partial tile, so owners reach
   // their waits first. 0 in production.
   std::uint32_t comm_delay_us = 0;
+  // How the reduction overlaps the GEMM (overlap.hpp; automatic: resolve_overlap(OpKind::gemm_rs,
+  // ...), fused_sequential with push as before patterns existed). bulk_synchronous runs the GEMM
+  // kernel, then ops::all_reduce of the partials and a copy of this PE's rows;
+  // workgroup_specialized and producer_consumer give the publishing and summing to comm_blocks
+  // blocks (producer_consumer: in a kernel on a stream this object owns).
+  OverlapPattern pattern = OverlapPattern::automatic;
+  int comm_blocks = 1;  // workgroup_specialized / producer_consumer: blocks that communicate
+  CommDirection direction = CommDirection::automatic;  // push (any transport) or pull (mapped)
 };
 
 class GemmRs {
@@ -42,6 +51,11 @@ class GemmRs {
   void run(Stream& stream, const float* a, const float* b, float* c);
   void run(Stream& stream, const device::bf16* a, const device::bf16* b, float* c);
 
+  // The pattern and direction chosen at construction (pattern never automatic; direction
+  // automatic only for bulk_synchronous).
+  OverlapPattern pattern() const { return pattern_; }
+  CommDirection direction() const { return direction_; }
+
   std::size_t m() const { return m_; }
   std::size_t n() const { return n_; }
   std::size_t k_local() const { return k_local_; }
@@ -55,6 +69,8 @@ class GemmRs {
   std::size_t m_, n_, k_local_;
   GemmDtype dtype_;
   GemmRsOptions options_;
+  OverlapPattern pattern_ = OverlapPattern::fused_sequential;
+  CommDirection direction_ = CommDirection::push;
   Symmetric<float> slots_;
   Symmetric<float> scratch_;        // per-block staging for unmapped owners
   Symmetric<std::uint64_t> words_;  // tile flags, consumed, readers_done

@@ -1,0 +1,110 @@
+// The overlap taxonomy's names, parsers and the provisional `automatic` rule (overlap.hpp).
+#include "tessera/ops/overlap.hpp"
+
+#include <string>
+
+#include "tessera/error.hpp"
+
+namespace tessera::ops {
+
+const char* to_string(OverlapPattern pattern) noexcept {
+  switch (pattern) {
+    case OverlapPattern::automatic:
+      return "automatic";
+    case OverlapPattern::bulk_synchronous:
+      return "bulk_synchronous";
+    case OverlapPattern::producer_consumer:
+      return "producer_consumer";
+    case OverlapPattern::workgroup_specialized:
+      return "workgroup_specialized";
+    case OverlapPattern::fused_sequential:
+      return "fused_sequential";
+  }
+  return "?";
+}
+
+const char* to_string(CommDirection direction) noexcept {
+  switch (direction) {
+    case CommDirection::automatic:
+      return "automatic";
+    case CommDirection::push:
+      return "push";
+    case CommDirection::pull:
+      return "pull";
+  }
+  return "?";
+}
+
+const char* to_string(OpKind op) noexcept {
+  switch (op) {
+    case OpKind::ag_gemm:
+      return "ag_gemm";
+    case OpKind::gemm_rs:
+      return "gemm_rs";
+    case OpKind::gemm_ar:
+      return "gemm_ar";
+    case OpKind::gemm_as:
+      return "gemm_as";
+    case OpKind::all_reduce_rmsnorm:
+      return "all_reduce_rmsnorm";
+  }
+  return "?";
+}
+
+OverlapPattern overlap_pattern_from_string(std::string_view name) {
+  if (name == "auto" || name == "automatic") return OverlapPattern::automatic;
+  if (name == "bulk_synchronous") return OverlapPattern::bulk_synchronous;
+  if (name == "producer_consumer") return OverlapPattern::producer_consumer;
+  if (name == "workgroup_specialized") return OverlapPattern::workgroup_specialized;
+  if (name == "fused_sequential") return OverlapPattern::fused_sequential;
+  throw Error(ErrorCode::invalid_argument, -1,
+              "overlap pattern '" + std::string(name) +
+                  "' is not one of bulk_synchronous, producer_consumer, workgroup_specialized, "
+                  "fused_sequential, auto, automatic");
+}
+
+CommDirection comm_direction_from_string(std::string_view name) {
+  if (name == "auto" || name == "automatic") return CommDirection::automatic;
+  if (name == "push") return CommDirection::push;
+  if (name == "pull") return CommDirection::pull;
+  throw Error(ErrorCode::invalid_argument, -1,
+              "communication direction '" + std::string(name) +
+                  "' is not one of push, pull, auto, automatic");
+}
+
+bool overlap_applies(OpKind op, OverlapPattern pattern) noexcept {
+  if (op != OpKind::all_reduce_rmsnorm) return true;
+  return pattern == OverlapPattern::automatic || pattern == OverlapPattern::bulk_synchronous ||
+         pattern == OverlapPattern::fused_sequential;
+}
+
+OverlapPattern resolve_overlap(OpKind op, std::size_t m, std::size_t n, std::size_t k, int n_pes,
+                               bool /*all_mapped*/) noexcept {
+  if (n_pes <= 1) return OverlapPattern::bulk_synchronous;
+  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  switch (op) {
+    case OpKind::all_reduce_rmsnorm:
+      return m * n * k <= kRmsnormFusionMaxBytes ? OverlapPattern::fused_sequential
+                                                 : OverlapPattern::bulk_synchronous;
+    case OpKind::ag_gemm:
+      return OverlapPattern::workgroup_specialized;
+    case OpKind::gemm_rs:
+      return OverlapPattern::fused_sequential;
+    case OpKind::gemm_ar:
+      return macs * n_pes < kFusionThresholdMacs ? OverlapPattern::bulk_synchronous
+                                                 : OverlapPattern::fused_sequential;
+    case OpKind::gemm_as:
+      return macs * n_pes < kFusionThresholdMacs ? OverlapPattern::bulk_synchronous
+                                                 : OverlapPattern::workgroup_specialized;
+  }
+  return OverlapPattern::bulk_synchronous;
+}
+
+CommDirection resolve_direction(OverlapPattern pattern, CommDirection direction,
+                                bool all_mapped) noexcept {
+  if (pattern == OverlapPattern::bulk_synchronous) return CommDirection::automatic;
+  if (direction != CommDirection::automatic) return direction;
+  return all_mapped ? CommDirection::pull : CommDirection::push;
+}
+
+}  // namespace tessera::ops
