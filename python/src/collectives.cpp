@@ -73,6 +73,14 @@ void keep(RuntimeState& state, std::initializer_list<const Buffer*> buffers) {
   for (const Buffer* b : buffers) state.in_flight.push_back(b->keep);
 }
 
+ops::OverlapPattern pattern_from(const std::string& name, const char* op, int pe) {
+  try {
+    return ops::overlap_pattern_from_string(name);
+  } catch (const Error& e) {
+    fail(e.code(), pe, std::string(op) + ": " + e.message());
+  }
+}
+
 }  // namespace
 
 void bind_collectives(nb::module_& m) {
@@ -105,6 +113,53 @@ void bind_collectives(nb::module_& m) {
       "float32, bfloat16, float16 (reduced in fp32), int32, int64. algo 'auto' (by size, or "
       "TESSERA_ALLREDUCE_ALGO), 'one_shot', 'two_shot', 'ring', 'atomic' (sums of int32, int64). "
       "Call rt.synchronize() before reading recv.");
+
+  m.def(
+      "all_reduce_rmsnorm",
+      [](const PyRuntime& s, nb::handle x, nb::handle residual, nb::handle weight, nb::handle y,
+         float eps, const std::string& pattern, nb::handle team) {
+        Runtime& rt = s.rt();
+        const int pe = rt.pe();
+        const char* op = "all_reduce_rmsnorm";
+        Buffer xb = buffer_of(x, false, "all_reduce_rmsnorm (x)", pe);
+        Buffer rb = buffer_of(residual, false, "all_reduce_rmsnorm (residual)", pe);
+        Buffer wb = buffer_of(weight, false, "all_reduce_rmsnorm (weight)", pe);
+        Buffer yb = buffer_of(y, true, "all_reduce_rmsnorm (y)", pe);
+        for (const Buffer* b : {&rb, &wb, &yb}) same_dtype(xb, *b, op, pe);
+        const ops::Dtype dtype = collective_dtype(xb, op, pe);
+        const std::size_t hidden = wb.nbytes / wb.dtype.itemsize();
+        const std::size_t elements = xb.nbytes / xb.dtype.itemsize();
+        const bool rows_of_hidden = hidden > 0 && elements % hidden == 0 &&
+                                    (xb.shape.size() < 2 || xb.shape.back() == hidden);
+        if (!rows_of_hidden) {
+          fail(ErrorCode::invalid_argument, pe,
+               "all_reduce_rmsnorm: x is " + xb.describe() + " but weight is " + wb.describe() +
+                   ": x must be (rows, hidden) with hidden = weight's size");
+        }
+        for (const Buffer* b : {&rb, &yb}) {
+          if (b->nbytes != xb.nbytes) {
+            fail(ErrorCode::invalid_argument, pe,
+                 std::string("all_reduce_rmsnorm: ") + (b == &rb ? "residual" : "y") + " is " +
+                     b->describe() + " but x is " + xb.describe() + " (sizes differ)");
+          }
+        }
+        const ops::OverlapPattern p = pattern_from(pattern, op, pe);
+        const Team t = team_or_world(s, team, op);
+        {
+          nb::gil_scoped_release unlocked;
+          ops::all_reduce_rmsnorm(rt, rt.stream(), t, xb.data, rb.data, wb.data, yb.data,
+                                  elements / hidden, hidden, dtype, eps, p);
+        }
+        keep(*s.state, {&xb, &rb, &wb, &yb});
+      },
+      "rt"_a, "x"_a, "residual"_a, "weight"_a, "y"_a, "eps"_a = 1e-6f, "pattern"_a = "auto",
+      "team"_a = nb::none(),
+      "Collective over the members of `team` (default: every PE), stream-ordered: y[r] = v / "
+      "sqrt(mean(v^2) + eps) * weight with v = (sum over members of x[r]) + residual[r], for each "
+      "row r of x (rows, hidden); hidden = weight's size. x, residual, weight, y: one dtype of "
+      "float32, bfloat16, float16 (fp32 math), any memory; y may be x or residual. pattern 'auto', "
+      "'bulk_synchronous' or 'fused_sequential' (the others raise). Call rt.synchronize() before "
+      "reading y.");
 }
 
 }  // namespace tessera::python
