@@ -9,6 +9,9 @@
 #include "runtime.hpp"
 #include "team.hpp"
 #include "tessera/ops.hpp"
+#include "tessera/ops/all_to_all.hpp"
+#include "tessera/ops/broadcast.hpp"
+#include "tessera/ops/reduce_scatter.hpp"
 
 namespace tessera::python {
 
@@ -73,6 +76,39 @@ void keep(RuntimeState& state, std::initializer_list<const Buffer*> buffers) {
   for (const Buffer* b : buffers) state.in_flight.push_back(b->keep);
 }
 
+ops::ReduceScatterAlgo reduce_scatter_algo_from(const std::string& s, int pe) {
+  if (s == "auto" || s == "automatic") return ops::ReduceScatterAlgo::automatic;
+  if (s == "one_shot") return ops::ReduceScatterAlgo::one_shot;
+  if (s == "ring") return ops::ReduceScatterAlgo::ring;
+  fail(ErrorCode::invalid_argument, pe,
+       "reduce_scatter: algo must be 'auto', 'one_shot' or 'ring', not '" + s + "'");
+}
+
+std::size_t elements(const Buffer& b) { return b.nbytes / b.dtype.itemsize(); }
+
+// send's elements as team.size blocks: the block size (count); throws when they do not divide.
+std::size_t block_count(const Buffer& send, const Team& team, const char* op, int pe) {
+  const auto members = static_cast<std::size_t>(team.size);
+  if (members == 0 || elements(send) % members != 0) {
+    fail(ErrorCode::invalid_argument, pe,
+         std::string(op) + ": send is " + send.describe() + " (" + std::to_string(elements(send)) +
+             " elements), which is not team.size (" + std::to_string(team.size) +
+             ") blocks of equal count");
+  }
+  return elements(send) / members;
+}
+
+// A count array of all_to_all_v (team.size entries of uint64 or int64: std::size_t's bits).
+std::size_t* counts_of(const Buffer& b, const Team& team, const char* what, int pe) {
+  const bool bits64 = named(b.dtype, "uint64") || named(b.dtype, "int64");
+  if (!bits64 || elements(b) < static_cast<std::size_t>(team.size)) {
+    fail(ErrorCode::invalid_argument, pe,
+         std::string("all_to_all_v: ") + what + " must hold team.size (" +
+             std::to_string(team.size) + ") uint64 or int64 counts, got " + b.describe());
+  }
+  return static_cast<std::size_t*>(b.data);
+}
+
 ops::OverlapPattern pattern_from(const std::string& name, const char* op, int pe) {
   try {
     return ops::overlap_pattern_from_string(name);
@@ -113,6 +149,121 @@ void bind_collectives(nb::module_& m) {
       "float32, bfloat16, float16 (reduced in fp32), int32, int64. algo 'auto' (by size, or "
       "TESSERA_ALLREDUCE_ALGO), 'one_shot', 'two_shot', 'ring', 'atomic' (sums of int32, int64). "
       "Call rt.synchronize() before reading recv.");
+
+  m.def(
+      "reduce_scatter",
+      [](const PyRuntime& s, nb::handle send, nb::handle recv, const std::string& op,
+         const std::string& algo, nb::handle team) {
+        Runtime& rt = s.rt();
+        const int pe = rt.pe();
+        Buffer src = buffer_of(send, false, "reduce_scatter (send)", pe);
+        Buffer dst = buffer_of(recv, true, "reduce_scatter (recv)", pe);
+        same_dtype(src, dst, "reduce_scatter", pe);
+        const ops::Dtype dtype = collective_dtype(src, "reduce_scatter", pe);
+        const ops::ReduceOp rop = reduce_op_from(op, "reduce_scatter", pe);
+        const ops::ReduceScatterAlgo a = reduce_scatter_algo_from(algo, pe);
+        const Team t = team_or_world(s, team, "reduce_scatter");
+        const std::size_t count = block_count(src, t, "reduce_scatter", pe);
+        holds(dst, count * src.dtype.itemsize(), "reduce_scatter", "recv",
+              "send's size / team.size", pe);
+        {
+          nb::gil_scoped_release unlocked;
+          ops::reduce_scatter(rt, rt.stream(), t, src.data, dst.data, count, dtype, rop, a);
+        }
+        keep(*s.state, {&src, &dst});
+      },
+      "rt"_a, "send"_a, "recv"_a, "op"_a = "sum", "algo"_a = "auto", "team"_a = nb::none(),
+      "Collective over the members of `team` (default: every PE), stream-ordered: send holds "
+      "team.size blocks of count elements (block r for rank r); recv (symmetric, at least count "
+      "elements, same dtype) receives the reduction over members of their block my_rank. In "
+      "place: recv is send's block my_rank (a view of a heap array). op, dtypes as all_reduce; "
+      "algo 'auto', 'one_shot' or 'ring'. Call rt.synchronize() before reading recv.");
+
+  m.def(
+      "all_to_all",
+      [](const PyRuntime& s, nb::handle send, nb::handle recv, nb::handle team) {
+        Runtime& rt = s.rt();
+        const int pe = rt.pe();
+        Buffer src = buffer_of(send, false, "all_to_all (send)", pe);
+        Buffer dst = buffer_of(recv, true, "all_to_all (recv)", pe);
+        same_dtype(src, dst, "all_to_all", pe);
+        const ops::Dtype dtype = collective_dtype(src, "all_to_all", pe);
+        const Team t = team_or_world(s, team, "all_to_all");
+        const std::size_t count = block_count(src, t, "all_to_all", pe);
+        holds(dst, src.nbytes, "all_to_all", "recv", "send's size", pe);
+        {
+          nb::gil_scoped_release unlocked;
+          ops::all_to_all(rt, rt.stream(), t, src.data, dst.data, count, dtype);
+        }
+        keep(*s.state, {&src, &dst});
+      },
+      "rt"_a, "send"_a, "recv"_a, "team"_a = nb::none(),
+      "Collective over the members of `team` (default: every PE), stream-ordered: send holds "
+      "team.size equal blocks, block r for rank r; recv (symmetric, at least send's size, same "
+      "dtype) receives block r from rank r. send may be recv (in place). dtypes as all_reduce. "
+      "Call rt.synchronize() before reading recv.");
+
+  m.def(
+      "all_to_all_v",
+      [](const PyRuntime& s, nb::handle send, nb::handle send_counts, nb::handle recv,
+         nb::handle recv_counts, nb::handle recv_offsets, nb::handle team) {
+        Runtime& rt = s.rt();
+        const int pe = rt.pe();
+        Buffer src = buffer_of(send, false, "all_to_all_v (send)", pe);
+        Buffer sc = buffer_of(send_counts, false, "all_to_all_v (send_counts)", pe);
+        Buffer dst = buffer_of(recv, true, "all_to_all_v (recv)", pe);
+        Buffer rc = buffer_of(recv_counts, true, "all_to_all_v (recv_counts)", pe);
+        Buffer ro = buffer_of(recv_offsets, true, "all_to_all_v (recv_offsets)", pe);
+        same_dtype(src, dst, "all_to_all_v", pe);
+        const ops::Dtype dtype = collective_dtype(src, "all_to_all_v", pe);
+        const Team t = team_or_world(s, team, "all_to_all_v");
+        const std::size_t* scp = counts_of(sc, t, "send_counts", pe);
+        std::size_t* rcp = counts_of(rc, t, "recv_counts", pe);
+        std::size_t* rop = counts_of(ro, t, "recv_offsets", pe);
+        {
+          nb::gil_scoped_release unlocked;
+          ops::all_to_all_v(rt, rt.stream(), t, src.data, scp, dst.data, elements(dst), rcp, rop,
+                            dtype);
+        }
+        keep(*s.state, {&src, &sc, &dst, &rc, &ro});
+      },
+      "rt"_a, "send"_a, "send_counts"_a, "recv"_a, "recv_counts"_a, "recv_offsets"_a,
+      "team"_a = nb::none(),
+      "Collective over the members of `team` (default: every PE), stream-ordered, counts per "
+      "peer: send holds send_counts[r] elements for rank r, packed in rank order (send_counts: "
+      "team.size uint64/int64, read when the stream runs the call, so send must hold their sum); "
+      "recv (symmetric; its size is the capacity) receives the blocks packed in source-rank "
+      "order, and recv_counts[s] / recv_offsets[s] (team.size uint64/int64 each, written) say "
+      "how many elements came from rank s and where they start. Blocks exceeding a member's "
+      "capacity are not sent: rt.synchronize() raises InvalidArgumentError on every member.");
+
+  m.def(
+      "broadcast",
+      [](const PyRuntime& s, nb::handle send, nb::handle recv, int root, nb::handle team) {
+        Runtime& rt = s.rt();
+        const int pe = rt.pe();
+        Buffer dst = buffer_of(recv, true, "broadcast (recv)", pe);
+        const ops::Dtype dtype = collective_dtype(dst, "broadcast", pe);
+        const Team t = team_or_world(s, team, "broadcast");
+        const std::size_t count = elements(dst);
+        Buffer src;
+        if (!send.is_none()) {
+          src = buffer_of(send, false, "broadcast (send)", pe);
+          same_dtype(src, dst, "broadcast", pe);
+          if (t.my_rank == root) holds(src, dst.nbytes, "broadcast", "send", "recv's size", pe);
+        }
+        {
+          nb::gil_scoped_release unlocked;
+          ops::broadcast(rt, rt.stream(), t, src.data, dst.data, count, dtype, root);
+        }
+        keep(*s.state, {&dst});
+        if (src.data != nullptr) keep(*s.state, {&src});
+      },
+      "rt"_a, "send"_a.none(), "recv"_a, "root"_a = 0, "team"_a = nb::none(),
+      "Collective over the members of `team` (default: every PE), stream-ordered: recv "
+      "(symmetric, the same size on every member) receives the first recv-size elements of the "
+      "send of team rank `root` (send: ignored elsewhere, may be None there; may be recv on the "
+      "root). dtypes as all_reduce. Call rt.synchronize() before reading recv.");
 
   m.def(
       "all_reduce_rmsnorm",
