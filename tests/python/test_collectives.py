@@ -248,3 +248,204 @@ def test_all_reduce_needs_mapped_members(rt):
                            match=r"member PE %d is reached through proxy" % unmapped[0]):
             tessera.ops.all_reduce(rt, np.ones(4, np.float32), recv, team=world)
         rt.barrier()
+
+
+def block_data(pe, blocks, count, dtype, op="sum", salt=0):
+    return data_of(pe, blocks * count, dtype, op, salt=salt + 1000)
+
+
+@pytest.mark.parametrize("kind", ["world", "node", "stride2"])
+@pytest.mark.parametrize("algo", ["auto", "one_shot", "ring"])
+def test_reduce_scatter_matches_numpy(rt, kind, algo):
+    team = make_team(rt, kind)
+    if not all_mapped(rt, team):
+        pytest.skip("a member's heap is not mapped here (another node)")
+    members = [team.pe(i) for i in range(team.size)]
+    with rt.zeros(max(COUNTS) * 8, "uint8") as block:
+        if team.is_member:
+            me = team.my_rank
+            for dtype in FLOATS + INTS:
+                for op in ("sum", "max", "min") + (("prod",) if dtype in INTS else ()):
+                    for count in COUNTS:
+                        recv = heap_view(block, dtype, count)
+                        tessera.ops.reduce_scatter(rt, block_data(rt.pe, team.size, count, dtype, op), recv, op=op,
+                                                   algo=algo, team=team)
+                        rt.synchronize()
+                        stack = np.stack([block_data(p, team.size, count, dtype, op).astype(np.float64)
+                                          for p in members])
+                        full = {"sum": stack.sum, "max": stack.max, "min": stack.min,
+                                "prod": stack.prod}[op](axis=0).astype(dtype)
+                        np.testing.assert_array_equal(recv, full[me * count:(me + 1) * count],
+                                                      err_msg=f"{dtype} {op} count {count} on {team}")
+        rt.barrier()
+
+
+def test_reduce_scatter_in_place_repeated(rt):
+    world = rt.team_world()
+    if not all_mapped(rt, world):
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    p, count = rt.n_pes, 1000
+    with rt.empty(p * count, "int64") as buf:
+        x = np.from_dlpack(buf)
+        mine = x[rt.pe * count:(rt.pe + 1) * count]
+        for i in range(20):
+            x[:] = block_data(rt.pe, p, count, "int64", salt=i)
+            rt.barrier()  # every PE's send is filled before any PE reads it
+            tessera.ops.reduce_scatter(rt, buf, mine)
+            rt.synchronize()
+            total = sum(block_data(q, p, count, "int64", salt=i) for q in range(p))
+            np.testing.assert_array_equal(mine, total[rt.pe * count:(rt.pe + 1) * count])
+            rt.barrier()
+
+
+@pytest.mark.parametrize("kind", ["world", "node", "stride2"])
+def test_all_to_all_delivers_block_r_from_rank_r(rt, kind):
+    team = make_team(rt, kind)
+    if not all_mapped(rt, team):
+        pytest.skip("a member's heap is not mapped here (another node)")
+    with rt.zeros(team.size * max(COUNTS) * 8, "uint8") as block:
+        if team.is_member:
+            me = team.my_rank
+            for dtype in FLOATS + INTS:
+                for count in COUNTS:
+                    recv = heap_view(block, dtype, team.size * count)
+                    tessera.ops.all_to_all(rt, block_data(rt.pe, team.size, count, dtype), recv, team=team)
+                    rt.synchronize()
+                    expected = np.concatenate([block_data(team.pe(r), team.size, count, dtype)[me * count:(me + 1) * count]
+                                               for r in range(team.size)])
+                    np.testing.assert_array_equal(recv, expected, err_msg=f"{dtype} count {count} on {team}")
+        rt.barrier()
+
+
+def test_all_to_all_in_place(rt):
+    world = rt.team_world()
+    if not all_mapped(rt, world):
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    p, count = rt.n_pes, 7
+    with rt.empty(p * count, "float32") as buf:
+        x = np.from_dlpack(buf)
+        for i in range(3):
+            x[:] = block_data(rt.pe, p, count, "float32", salt=i)
+            rt.barrier()
+            tessera.ops.all_to_all(rt, buf, buf)
+            rt.synchronize()
+            expected = np.concatenate([block_data(r, p, count, "float32", salt=i)[rt.pe * count:(rt.pe + 1) * count]
+                                       for r in range(p)])
+            np.testing.assert_array_equal(x, expected)
+            rt.barrier()
+
+
+def v_count(src, dst, salt):
+    """Elements rank src sends rank dst in all_to_all_v tests (0 included)."""
+    return (3 * src + 5 * dst + salt) % 7
+
+
+def test_all_to_all_v_packs_blocks_by_source_rank(rt):
+    world = rt.team_world()
+    if not all_mapped(rt, world):
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    p = rt.n_pes
+    with rt.zeros(7 * p, "int64") as recv:
+        for salt in range(3):
+            counts = np.array([v_count(rt.pe, r, salt) for r in range(p)], np.uint64)
+            send = np.concatenate([np.full(int(counts[r]), 100 * rt.pe + r, np.int64) for r in range(p)])
+            recv_counts = np.zeros(p, np.uint64)
+            recv_offsets = np.zeros(p, np.int64)
+            tessera.ops.all_to_all_v(rt, send, counts, recv, recv_counts, recv_offsets)
+            rt.synchronize()
+            incoming = [v_count(s, rt.pe, salt) for s in range(p)]
+            assert recv_counts.tolist() == incoming
+            assert recv_offsets.tolist() == np.concatenate([[0], np.cumsum(incoming)[:-1]]).tolist()
+            expected = np.concatenate([np.full(c, 100 * s + rt.pe, np.int64) for s, c in enumerate(incoming)])
+            np.testing.assert_array_equal(np.from_dlpack(recv)[:sum(incoming)], expected)
+            rt.barrier()
+
+
+def test_all_to_all_v_overflow_is_an_error_on_every_member(rt):
+    world = rt.team_world()
+    if rt.n_pes < 2 or not all_mapped(rt, world):
+        pytest.skip("needs two PEs whose heaps are mapped")
+    p = rt.n_pes
+    # Every PE sends 4 elements to every PE: PE 0's recv holds 4 * p - 1 (the block is symmetric,
+    # so the capacity is what a view makes of it).
+    with rt.zeros(4 * p, "float32") as recv:
+        capacity = 4 * p - 1 if rt.pe == 0 else 4 * p
+        counts = np.full(p, 4, np.uint64)
+        with pytest.raises(tessera.InvalidArgumentError, match="PE 0|rank 0"):
+            tessera.ops.all_to_all_v(rt, np.ones(4 * p, np.float32), counts, np.from_dlpack(recv)[:capacity],
+                                     np.zeros(p, np.uint64), np.zeros(p, np.uint64))
+            rt.synchronize()
+        rt.barrier()
+        # The team is still usable.
+        got = np.zeros(p, np.uint64)
+        tessera.ops.all_to_all_v(rt, np.ones(4 * p, np.float32), counts, recv, got, np.zeros(p, np.uint64))
+        rt.synchronize()
+        assert got.tolist() == [4] * p
+        rt.barrier()
+
+
+@pytest.mark.parametrize("kind", ["world", "node", "stride2"])
+def test_broadcast_from_every_root(rt, kind):
+    team = make_team(rt, kind)
+    if not all_mapped(rt, team):
+        pytest.skip("a member's heap is not mapped here (another node)")
+    with rt.zeros(max(COUNTS) * 8, "uint8") as block:
+        if team.is_member:
+            for dtype in FLOATS + INTS:
+                for count in COUNTS:
+                    for root in range(team.size):
+                        recv = heap_view(block, dtype, count)
+                        send = data_of(rt.pe, count, dtype, "sum", salt=root) if team.my_rank == root else None
+                        tessera.ops.broadcast(rt, send, recv, root=root, team=team)
+                        rt.synchronize()
+                        np.testing.assert_array_equal(recv, data_of(team.pe(root), count, dtype, "sum", salt=root),
+                                                      err_msg=f"{dtype} count {count} root {root} on {team}")
+        rt.barrier()
+
+
+def test_broadcast_in_place_on_the_root(rt):
+    world = rt.team_world()
+    if not all_mapped(rt, world):
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    root = rt.n_pes - 1
+    with rt.zeros(4093, "int32") as buf:
+        x = np.from_dlpack(buf)
+        for i in range(5):
+            if rt.pe == root:
+                x[:] = data_of(root, 4093, "int32", "sum", salt=i)
+            tessera.ops.broadcast(rt, buf if rt.pe == root else None, buf, root=root)
+            rt.synchronize()
+            np.testing.assert_array_equal(x, data_of(root, 4093, "int32", "sum", salt=i))
+            rt.barrier()
+
+
+def test_data_collectives_bad_arguments(rt):
+    world = rt.team_world()
+    p = rt.n_pes
+    with rt.zeros(16 * p, "float32") as recv:
+        if p > 1:
+            with pytest.raises(tessera.InvalidArgumentError, match=r"not team.size \(%d\) blocks of equal count" % p):
+                tessera.ops.reduce_scatter(rt, np.ones(16 * p + 1, np.float32), recv)
+            with pytest.raises(tessera.InvalidArgumentError, match="blocks of equal count"):
+                tessera.ops.all_to_all(rt, np.ones(16 * p + 1, np.float32), recv)
+        with pytest.raises(tessera.InvalidArgumentError, match="algo must be 'auto', 'one_shot' or 'ring', not 'two_shot'"):
+            tessera.ops.reduce_scatter(rt, np.ones(16 * p, np.float32), recv, algo="two_shot")
+        with pytest.raises(tessera.InvalidArgumentError, match="op must be"):
+            tessera.ops.reduce_scatter(rt, np.ones(16 * p, np.float32), recv, op="avg")
+        with pytest.raises(tessera.InvalidArgumentError, match="dtypes differ"):
+            tessera.ops.all_to_all(rt, np.ones(16 * p, np.int32), recv)
+        with pytest.raises(tessera.InvalidArgumentError, match="recv must point into the symmetric heap"):
+            tessera.ops.all_to_all(rt, np.ones(16 * p, np.float32), np.zeros(16 * p, np.float32))
+        with pytest.raises(tessera.InvalidArgumentError, match=r"send_counts must hold team.size \(%d\) uint64 or int64" % p):
+            tessera.ops.all_to_all_v(rt, np.ones(4, np.float32), np.ones(p, np.int32), recv,
+                                     np.zeros(p, np.uint64), np.zeros(p, np.uint64))
+        with pytest.raises(tessera.InvalidArgumentError, match="recv_offsets must hold"):
+            tessera.ops.all_to_all_v(rt, np.ones(4, np.float32), np.ones(p, np.uint64), recv,
+                                     np.zeros(p, np.uint64), np.zeros(max(p - 1, 0), np.uint64))
+        with pytest.raises(tessera.InvalidArgumentError, match="root"):
+            tessera.ops.broadcast(rt, np.ones(16 * p, np.float32), recv, root=p)
+        with pytest.raises(tessera.InvalidArgumentError, match=r"send is \(3,\) float32 .* needs recv's size"):
+            tessera.ops.broadcast(rt, np.ones(3, np.float32), recv, root=world.my_rank)
+        with pytest.raises(tessera.InvalidArgumentError, match="dtype float64 is not supported"):
+            tessera.ops.broadcast(rt, None, np.from_dlpack(recv).view(np.float64))
+        rt.barrier()

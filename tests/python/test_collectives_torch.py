@@ -110,3 +110,96 @@ def test_all_reduce_fake_impl_traces(rt):
         recv = torch.empty(16, dtype=torch.bfloat16)
         assert torch.ops.tessera.all_reduce_(send, recv, tt.handle(rt), "sum", "auto", 0) is None
         assert recv.shape == (16,)
+
+
+def test_data_collective_custom_ops(rt, mapped):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    p, count = rt.n_pes, 33
+    send = torch.arange(p * count, dtype=torch.float32) + 1000 * rt.pe
+    recv = tt.zeros(rt, (p * count,), dtype=torch.float32)
+    # reduce_scatter: block my rank of the sum over PEs.
+    tt.reduce_scatter(rt, send, recv[:count])
+    expected = sum(torch.arange(p * count, dtype=torch.float32) + 1000 * q for q in range(p))
+    assert torch.equal(recv[:count], expected[rt.pe * count:(rt.pe + 1) * count])
+    rt.barrier()
+    # all_to_all: block r from rank r.
+    tt.all_to_all(rt, send, recv)
+    expected = torch.cat([(torch.arange(p * count, dtype=torch.float32) + 1000 * r)[rt.pe * count:(rt.pe + 1) * count]
+                          for r in range(p)])
+    assert torch.equal(recv, expected)
+    rt.barrier()
+    # broadcast from the last PE, the others passing None.
+    root = p - 1
+    tt.broadcast(rt, send if rt.pe == root else None, recv, root=root)
+    assert torch.equal(recv, torch.arange(p * count, dtype=torch.float32) + 1000 * root)
+    rt.barrier()
+    # all_to_all_v: rank s sends s + 1 elements to each rank.
+    counts = torch.full((p,), rt.pe + 1, dtype=torch.int64)
+    recv_counts = torch.zeros(p, dtype=torch.int64)
+    recv_offsets = torch.zeros(p, dtype=torch.int64)
+    tt.all_to_all_v(rt, torch.full((p * (rt.pe + 1),), float(rt.pe)), counts, recv, recv_counts, recv_offsets)
+    assert recv_counts.tolist() == [s + 1 for s in range(p)]
+    expected = torch.cat([torch.full((s + 1,), float(s)) for s in range(p)])
+    assert torch.equal(recv[:len(expected)], expected)
+    rt.barrier()
+    tt.free(recv)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_all_reduce_rmsnorm_custom_op(rt, mapped, dtype):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    rows, hidden = 6, 128
+    g = [torch.Generator().manual_seed(q) for q in range(rt.n_pes)]
+    xs = [torch.randn((rows, hidden), generator=gen).to(dtype) for gen in g]
+    residual = torch.randn((rows, hidden), generator=torch.Generator().manual_seed(99)).to(dtype)
+    weight = torch.rand(hidden, generator=torch.Generator().manual_seed(98)).to(dtype)
+    y = tt.all_reduce_rmsnorm(rt, xs[rt.pe], residual, weight, eps=1e-5)
+    v = sum(x.float() for x in xs) + residual.float()
+    ref = v * torch.rsqrt((v * v).mean(dim=1, keepdim=True) + 1e-5) * weight.float()
+    tol = 1e-4 if dtype == torch.float32 else 3e-2
+    assert y.dtype == dtype and y.shape == (rows, hidden)
+    torch.testing.assert_close(y.float(), ref, rtol=tol, atol=tol)
+
+
+def test_gemm_ar_and_gemm_as_custom_ops_eager_and_compiled(rt):
+    p = rt.n_pes
+    m, n, k = 16, 24, 8
+    a = [torch.from_numpy(np.random.default_rng(q).standard_normal((m, k)).astype(np.float32)) for q in range(p)]
+    b = [torch.from_numpy(np.random.default_rng(q + 9).standard_normal((k, n)).astype(np.float32)) for q in range(p)]
+    c = tt.gemm_ar(rt, a[rt.pe], b[rt.pe], pattern="bulk_synchronous")
+    torch.testing.assert_close(c, sum(a[q] @ b[q] for q in range(p)), rtol=1e-4, atol=1e-4)
+    c = tt.gemm_as(rt, a[0], b[rt.pe])
+    assert c.shape == (m, n * p)
+    torch.testing.assert_close(c, torch.cat([a[0] @ b[q] for q in range(p)], dim=1), rtol=1e-4, atol=1e-4)
+    h = tt.handle(rt)
+
+    @torch.compile(backend="eager", fullgraph=True)
+    def f(x, w):
+        return torch.ops.tessera.gemm_ar(x * 2, w, h, "auto", "auto", 1) + 1
+
+    torch.testing.assert_close(f(a[rt.pe], b[rt.pe]), 2 * sum(a[q] @ b[q] for q in range(p)) + 1,
+                               rtol=1e-4, atol=1e-4)
+    tt.release(rt)
+
+
+def test_new_fake_impls_give_the_shapes(rt):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    h = tt.handle(rt)
+    p = rt.n_pes
+    with FakeTensorMode():
+        a, b = torch.empty(8, 4), torch.empty(4, 6)
+        assert torch.ops.tessera.gemm_ar(a, b, h).shape == (8, 6)
+        assert torch.ops.tessera.gemm_as(a, b, h).shape == (8, 6 * p)
+        assert torch.ops.tessera.ag_gemm(a, b, h, "bulk_synchronous", "auto", 2).shape == (8 * p, 6)
+        x = torch.empty(3, 16, dtype=torch.bfloat16)
+        y = torch.ops.tessera.all_reduce_rmsnorm(x, x, torch.empty(16, dtype=torch.bfloat16), h)
+        assert y.shape == (3, 16) and y.dtype == torch.bfloat16
+        s = torch.empty(4 * p)
+        assert torch.ops.tessera.reduce_scatter_(s, torch.empty(4), h) is None
+        assert torch.ops.tessera.all_to_all_(s, torch.empty(4 * p), h) is None
+        assert torch.ops.tessera.broadcast_(None, s, h, 0) is None
+        cnt = torch.empty(p, dtype=torch.int64)
+        assert torch.ops.tessera.all_to_all_v_(s, cnt, s, cnt, cnt, h) is None
