@@ -127,7 +127,7 @@ def test_fused_ops_reject_bad_options(rt):
             op.run(np.zeros((16, 4), np.float32), np.zeros((4, 8), np.float32), np.zeros((16, 8), np.float64))
     with tessera.ops.GemmAs(rt, 16, 8, 4, "float32") as op:
         with pytest.raises(tessera.InvalidArgumentError, match=r"GemmAs.run: c must be \(16, %d\)" % (8 * rt.n_pes)):
-            op.run(np.zeros((16, 4), np.float32), np.zeros((4, 8), np.float32), np.zeros((16, 8), np.float32))
+            op.run(np.zeros((16, 4), np.float32), np.zeros((4, 8), np.float32), np.zeros((16, 8 * rt.n_pes + 1), np.float32))
     rt.barrier()
 
 
