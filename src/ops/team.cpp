@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "ops/collective_support.hpp"
 #include "ops/heap_fill.hpp"
 #include "runtime/op_support.hpp"
-#include "tessera/device/ops/all_reduce.hpp"
 
 namespace tessera {
 namespace {
@@ -22,9 +22,10 @@ std::string describe(const Team& t) {
          std::to_string(t.size) + ")";
 }
 
-// Collective: gives `team` its zeroed workspace, visible to every PE before any uses it.
+// Collective: gives `team` its zeroed workspace (the collectives' staging and signals, then the
+// agreement records of ops/collective_support.hpp), visible to every PE before any uses it.
 Team with_workspace(Runtime& rt, Team team) {
-  const std::size_t bytes = device::ops::AllReduceWorkspace::bytes_for(rt.n_pes());
+  const std::size_t bytes = ops::support::team_workspace_bytes(rt.n_pes());
   team.workspace = rt.malloc(bytes, 64);
   team.workspace_bytes = bytes;
   detail::zero_heap(rt, team.workspace, bytes);
