@@ -33,6 +33,13 @@ class Stream {
   // on their own threads (co-resident), and completes when the last block returns.
   void enqueue_grid(int grid, std::function<void(device::Block)> fn);
 
+  // Makes the work enqueued on this stream from now on wait until everything enqueued on `other`
+  // so far has run (a CUDA event recorded on `other` and waited for here). A failure of that work
+  // moves from `other` to this stream (reported by this stream's synchronize(), and `other` runs
+  // its later work again), so the caller that waits is the one who hears of it. Host backend
+  // only for now: throws Error(backend) when either stream has a native GPU stream.
+  void wait_for(Stream& other);
+
   // Blocks until all work enqueued so far is done. Throws the first failure since the previous
   // synchronize as tessera::Error: a device timeout as ErrorCode::timeout, a bad PE, pointer or
   // shape as invalid_argument, an unmapped peer as transport.

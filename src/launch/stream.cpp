@@ -36,12 +36,27 @@ std::exception_ptr as_error(std::exception_ptr failure, int pe) {
 
 }  // namespace
 
+// A point in one stream's work another stream waits for (Stream::wait_for): set when the first
+// stream reaches it, with the failure that stream held then, if any.
+struct StreamMark {
+  std::mutex mu;
+  std::condition_variable reached;
+  bool done = false;
+  std::exception_ptr failure;
+};
+
 struct Stream::Impl {
+  // Work on the queue; a marker runs even after a failure (it hands the failure on).
+  struct Task {
+    std::function<void()> fn;
+    std::shared_ptr<StreamMark> mark;
+  };
+
   int pe;
   std::mutex mu;
   std::condition_variable wake;  // work arrived, or stop
   std::condition_variable idle;  // the queue drained
-  std::deque<std::function<void()>> queue;
+  std::deque<Task> queue;
   bool busy = false;
   bool stop = false;
   std::exception_ptr error;  // first failure since the last synchronize
@@ -62,18 +77,33 @@ struct Stream::Impl {
       if (queue.empty()) return;
       auto task = std::move(queue.front());
       queue.pop_front();
+      if (task.mark) {
+        // Hand this stream's failure, if any, to the waiting stream, and run on.
+        std::exception_ptr handed = std::exchange(error, nullptr);
+        lock.unlock();
+        {
+          std::lock_guard mark_lock(task.mark->mu);
+          task.mark->failure = std::move(handed);
+          task.mark->done = true;
+        }
+        task.mark->reached.notify_all();
+        task.mark = nullptr;
+        lock.lock();
+        if (queue.empty()) idle.notify_all();
+        continue;
+      }
       const bool skip = error != nullptr;
       busy = true;
       lock.unlock();
       std::exception_ptr failure;
       if (!skip) {
         try {
-          task();
+          task.fn();
         } catch (...) {
           failure = as_error(std::current_exception(), pe);
         }
       }
-      task = nullptr;
+      task.fn = nullptr;
       lock.lock();
       busy = false;
       if (failure && !error) error = std::move(failure);
@@ -109,7 +139,7 @@ void Stream::enqueue(std::function<void()> fn) {
   {
     std::lock_guard lock(impl_->mu);
     impl_->start();
-    impl_->queue.push_back(std::move(fn));
+    impl_->queue.push_back(Impl::Task{std::move(fn), nullptr});
   }
   impl_->wake.notify_one();
 }
@@ -122,6 +152,26 @@ void Stream::enqueue_grid(int grid, std::function<void(device::Block)> fn) {
   Impl* impl = impl_.get();
   enqueue([impl, grid, fn = std::move(fn)] {
     if (auto failure = impl->blocks.run(grid, fn)) std::rethrow_exception(failure);
+  });
+}
+
+void Stream::wait_for(Stream& other) {
+  if (impl_->native || other.impl_->native) {
+    throw Error(ErrorCode::backend, impl_->pe,
+                "Stream::wait_for: not available on native GPU streams yet (host backend only)");
+  }
+  if (&other == this) return;  // a stream is always in order with itself
+  auto mark = std::make_shared<StreamMark>();
+  {
+    std::lock_guard lock(other.impl_->mu);
+    other.impl_->start();
+    other.impl_->queue.push_back(Impl::Task{nullptr, mark});
+  }
+  other.impl_->wake.notify_one();
+  enqueue([mark] {
+    std::unique_lock lock(mark->mu);
+    mark->reached.wait(lock, [&] { return mark->done; });
+    if (mark->failure) std::rethrow_exception(std::exchange(mark->failure, nullptr));
   });
 }
 

@@ -5,10 +5,12 @@
 #include <string>
 
 #include "ops/heap_fill.hpp"
+#include "ops/overlap_support.hpp"
 #include "tessera/device/context.hpp"
 #include "tessera/device/ops/ag_gemm.hpp"
 #include "tessera/error.hpp"
 #include "tessera/launch.hpp"
+#include "tessera/ops/all_gather.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -28,12 +30,31 @@ struct AgGemmKernel {
   }
 };
 
-bool all_mapped(const td::Context& ctx) {
-  for (int pe = 0; pe < ctx.n_pes; ++pe) {
-    if (!ctx.is_mapped(pe)) return false;
+struct AgGemmCommunicateKernel {
+  template <class TA, class TB>
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
+                                      tdo::AgGemmArgs<TA, TB> args) const {
+    tdo::ag_gemm_communicate(blk, ctx, args, blk.block_id(), blk.grid_size());
   }
-  return true;
-}
+};
+
+struct AgGemmComputeKernel {
+  template <class TA, class TB>
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
+                                      tdo::AgGemmArgs<TA, TB> args) const {
+    tdo::ag_gemm_compute(blk, ctx, args, blk.block_id());
+  }
+};
+
+struct AgGemmFusedKernel {
+  template <class TA, class TB>
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
+                                      tdo::AgGemmArgs<TA, TB> args) const {
+    tdo::ag_gemm_fused(blk, ctx, args);
+  }
+};
+
+bool all_mapped(const td::Context& ctx) { return detail::all_peers_mapped(ctx); }
 
 }  // namespace
 
@@ -70,7 +91,21 @@ AgGemm::AgGemm(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, G
     bad(pe, "tile_m, tile_n and chunk_rows must be at least 1");
   }
   const td::Context ctx = rt.device_context();
+  pattern_ = options.pattern == OverlapPattern::automatic
+                 ? resolve_overlap(OpKind::ag_gemm, m, n_local, k, n_pes, all_mapped(ctx))
+                 : options.pattern;
   variant_ = options.variant;
+  if (pattern_ == OverlapPattern::bulk_synchronous) {
+    // ops::all_gather pushes the shards into the gathered copy.
+    if (variant_ != AgGemmVariant::automatic) {
+      bad(pe, std::string("variant ") + to_string(variant_) +
+                  " does not apply to bulk_synchronous (its all_gather picks the algorithm); "
+                  "pass AgGemmVariant::automatic");
+    }
+    gathered_ = rt.alloc<unsigned char>(m * k * (dtype == GemmDtype::f32 ? 4 : 2));
+    variant_ = AgGemmVariant::push;
+    return;
+  }
   if (variant_ == AgGemmVariant::automatic) {
     variant_ = all_mapped(ctx) ? AgGemmVariant::pull : AgGemmVariant::push;
   } else if (variant_ == AgGemmVariant::pull && !all_mapped(ctx)) {
@@ -90,6 +125,7 @@ AgGemm::AgGemm(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, G
   const std::size_t words = static_cast<std::size_t>(n_pes) * (chunks + 2) + 1;
   words_ = rt.alloc<std::uint64_t>(words);
   detail::zero_heap(rt, words_.get(), words * sizeof(std::uint64_t));
+  if (pattern_ == OverlapPattern::producer_consumer) comm_ = detail::make_comm_stream(rt);
   rt.barrier();  // every PE's words are zero before any peer signals into them
 }
 
@@ -124,6 +160,15 @@ void AgGemm::run_typed(Stream& stream, const T* a_shard, const T* b, float* c) {
                 " bytes run past the heap's end");
   }
   const td::Context ctx = rt_->device_context();
+  if (pattern_ == OverlapPattern::bulk_synchronous) {
+    // The library all-gather into the gathered copy, then the GEMM over it.
+    T* gathered = reinterpret_cast<T*>(gathered_.get());
+    all_gather(*rt_, stream, a_shard, gathered, a_bytes);
+    launch(stream, options_.compute_blocks, detail::GemmTilesKernel{},
+           td::Tile<float>(c, m_, n_local_), td::Tile<const T>(gathered, m_, k_),
+           td::Tile<const T>(b, k_, n_local_), options_.tile_m, options_.tile_n);
+    return;
+  }
   const std::size_t chunks = (m_local + options_.chunk_rows - 1) / options_.chunk_rows;
   std::uint64_t* words = words_.get();
 
@@ -152,8 +197,22 @@ void AgGemm::run_typed(Stream& stream, const T* a_shard, const T* b, float* c) {
   args.compute_blocks = options_.compute_blocks;
   args.epoch = ++epoch_;
   args.comm_delay_us = options_.comm_delay_us;
-  launch(stream, options_.comm_blocks + options_.compute_blocks, AgGemmKernel{}, ctx, args,
-         options_.comm_blocks);
+  switch (pattern_) {
+    case OverlapPattern::producer_consumer:
+      // The shard (or its staged copy) is ready once the caller's stream gets here.
+      comm_->wait_for(stream);
+      launch(*comm_, options_.comm_blocks, AgGemmCommunicateKernel{}, ctx, args);
+      launch(stream, options_.compute_blocks, AgGemmComputeKernel{}, ctx, args);
+      stream.wait_for(*comm_);
+      return;
+    case OverlapPattern::fused_sequential:
+      launch(stream, options_.compute_blocks, AgGemmFusedKernel{}, ctx, args);
+      return;
+    default:
+      launch(stream, options_.comm_blocks + options_.compute_blocks, AgGemmKernel{}, ctx, args,
+             options_.comm_blocks);
+      return;
+  }
 }
 
 }  // namespace tessera::ops

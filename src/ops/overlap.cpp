@@ -1,8 +1,12 @@
 // The overlap taxonomy's names, parsers and the provisional `automatic` rule (overlap.hpp).
 #include "tessera/ops/overlap.hpp"
 
+#include <memory>
+#include <mutex>
 #include <string>
 
+#include "ops/overlap_support.hpp"
+#include "runtime/op_support.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::ops {
@@ -80,6 +84,9 @@ bool overlap_applies(OpKind op, OverlapPattern pattern) noexcept {
 
 OverlapPattern resolve_overlap(OpKind op, std::size_t m, std::size_t n, std::size_t k, int n_pes,
                                bool /*all_mapped*/) noexcept {
+  // ag_gemm and gemm_rs keep the kernel they had before patterns existed, at any PE count.
+  if (op == OpKind::ag_gemm) return OverlapPattern::workgroup_specialized;
+  if (op == OpKind::gemm_rs) return OverlapPattern::fused_sequential;
   if (n_pes <= 1) return OverlapPattern::bulk_synchronous;
   const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   switch (op) {
@@ -87,9 +94,8 @@ OverlapPattern resolve_overlap(OpKind op, std::size_t m, std::size_t n, std::siz
       return m * n * k <= kRmsnormFusionMaxBytes ? OverlapPattern::fused_sequential
                                                  : OverlapPattern::bulk_synchronous;
     case OpKind::ag_gemm:
-      return OverlapPattern::workgroup_specialized;
     case OpKind::gemm_rs:
-      return OverlapPattern::fused_sequential;
+      break;
     case OpKind::gemm_ar:
       return macs * n_pes < kFusionThresholdMacs ? OverlapPattern::bulk_synchronous
                                                  : OverlapPattern::fused_sequential;
@@ -108,3 +114,60 @@ CommDirection resolve_direction(OverlapPattern pattern, CommDirection direction,
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::detail {
+
+bool all_peers_mapped(const device::Context& ctx) {
+  for (int pe = 0; pe < ctx.n_pes; ++pe) {
+    if (!ctx.is_mapped(pe)) return false;
+  }
+  return true;
+}
+
+ResolvedOverlap resolve_fused(Runtime& rt, ops::OpKind op, ops::OverlapPattern pattern,
+                              ops::CommDirection direction, std::size_t m, std::size_t n,
+                              std::size_t k) {
+  const int pe = rt.pe();
+  const bool mapped = all_peers_mapped(rt.device_context());
+  const std::string name = ops::to_string(op);
+  if (!ops::overlap_applies(op, pattern)) {
+    throw Error(ErrorCode::invalid_argument, pe,
+                name + ": pattern " + ops::to_string(pattern) +
+                    " does not apply (it runs bulk_synchronous or fused_sequential)");
+  }
+  ResolvedOverlap r;
+  r.pattern = pattern == ops::OverlapPattern::automatic
+                  ? ops::resolve_overlap(op, m, n, k, rt.n_pes(), mapped)
+                  : pattern;
+  if (pattern == ops::OverlapPattern::bulk_synchronous && direction != ops::CommDirection::automatic) {
+    throw Error(ErrorCode::invalid_argument, pe,
+                name + ": direction " + ops::to_string(direction) +
+                    " does not apply to bulk_synchronous (its collective picks the algorithm); "
+                    "pass ops::CommDirection::automatic");
+  }
+  r.direction = ops::resolve_direction(r.pattern, direction, mapped);
+  if (r.direction == ops::CommDirection::pull && !mapped) {
+    throw Error(ErrorCode::transport, pe,
+                name + ": the pull direction needs every peer's heap mapped on PE " +
+                    std::to_string(pe) + "; use push (or automatic) across nodes");
+  }
+  return r;
+}
+
+namespace {
+struct FusedTeam {
+  std::mutex mu;
+  std::unique_ptr<Team> team;
+};
+}  // namespace
+
+const Team& fused_world_team(Runtime& rt) {
+  FusedTeam& state = op_cache(rt).get<FusedTeam>();
+  std::lock_guard lock(state.mu);
+  if (!state.team) state.team = std::make_unique<Team>(team_world(rt));
+  return *state.team;
+}
+
+std::unique_ptr<Stream> make_comm_stream(Runtime& rt) { return std::make_unique<Stream>(rt.pe()); }
+
+}  // namespace tessera::detail

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "tessera/device/tile.hpp"
 #include "tessera/heap.hpp"
@@ -86,6 +87,7 @@ class AgGemm {
   AgGemmOptions options_;
   AgGemmVariant variant_;
   OverlapPattern pattern_ = OverlapPattern::workgroup_specialized;
+  std::unique_ptr<Stream> comm_;       // producer_consumer: the communication kernel's stream
   Symmetric<unsigned char> gathered_;  // push
   Symmetric<unsigned char> staging_;   // pull: a_shard copied here when it is not in the heap
   Symmetric<std::uint64_t> words_;     // chunk flags, ready, consumed, readers_done

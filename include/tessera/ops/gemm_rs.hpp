@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
+#include "tessera/device/team.hpp"
 #include "tessera/device/tile.hpp"
 #include "tessera/heap.hpp"
 #include "tessera/ops/gemm_dtype.hpp"
@@ -75,6 +77,13 @@ class GemmRs {
   Symmetric<float> scratch_;        // per-block staging for unmapped owners
   Symmetric<std::uint64_t> words_;  // tile flags, consumed, readers_done
   std::uint64_t epoch_ = 0;
+  // The other patterns (device::ops::GemmArArgs with all_rows = false): partials, push slots,
+  // [ready | part flags | sum flags | consumed | readers] words, the bulk team, the second stream.
+  Symmetric<float> partial_;
+  Symmetric<float> pipe_slots_;
+  Symmetric<std::uint64_t> pipe_words_;
+  const device::Team* team_ = nullptr;
+  std::unique_ptr<Stream> comm_;
 };
 
 }  // namespace tessera::ops

@@ -56,11 +56,11 @@ inline constexpr std::size_t kRmsnormFusionMaxBytes = std::size_t{256} << 10;
 // the order its constructor takes them; all_reduce_rmsnorm: m = rows, n = hidden, k = bytes per
 // element) over n_pes PEs, all_mapped telling whether every peer's heap is load/store reachable.
 // Provisional rule, documented in docs/performance.md until measured:
-//   one PE                        bulk_synchronous (nothing to overlap);
+//   ag_gemm                       workgroup_specialized (its kernel before patterns existed);
+//   gemm_rs                       fused_sequential (likewise), at any PE count;
+//   one PE (the others)           bulk_synchronous (nothing to overlap);
 //   all_reduce_rmsnorm            fused_sequential up to kRmsnormFusionMaxBytes of x, else
 //                                 bulk_synchronous;
-//   ag_gemm                       workgroup_specialized (its kernel before patterns existed);
-//   gemm_rs                       fused_sequential (likewise);
 //   gemm_ar, gemm_as              bulk_synchronous below kFusionThresholdMacs, else
 //                                 fused_sequential (gemm_ar: every block owns the reduction of
 //                                 its tiles) / workgroup_specialized (gemm_as: the scatter is a

@@ -96,6 +96,14 @@ template <class TA, class TB, class Epilogue = NoEpilogue>
 TESSERA_KERNEL_CODE void ag_gemm(Block blk, const Context& ctx, const AgGemmArgs<TA, TB>& args,
                                  int comm_blocks, Epilogue epi = {});
 
+// The fused-sequential pattern, every block of the grid (args.compute_blocks = the grid): push:
+// block b publishes chunks b, b + grid, ... of the shard, then computes its share of C's tiles;
+// pull: block 0 announces the shard, every block computes, and block 0 waits until every PE has
+// finished reading this PE's shard before it returns.
+template <class TA, class TB, class Epilogue = NoEpilogue>
+TESSERA_KERNEL_CODE void ag_gemm_fused(Block blk, const Context& ctx,
+                                       const AgGemmArgs<TA, TB>& args, Epilogue epi = {});
+
 }  // namespace tessera::device::ops
 
 #include "tessera/device/ops/impl/ag_gemm_funcs.hpp"

@@ -122,4 +122,30 @@ TESSERA_KERNEL_CODE void ag_gemm(Block blk, const Context& ctx, const AgGemmArgs
   }
 }
 
+template <class TA, class TB, class Epilogue>
+TESSERA_KERNEL_CODE void ag_gemm_fused(Block blk, const Context& ctx,
+                                       const AgGemmArgs<TA, TB>& args, Epilogue epi) {
+  const int b = blk.block_id();
+  if (args.algo == AgGemmAlgo::push) {
+    ag_gemm_communicate(blk, ctx, args, b, blk.grid_size());
+    ag_gemm_compute(blk, ctx, args, b, epi);
+    return;
+  }
+  const int n = ctx.n_pes, me = ctx.my_pe;
+  const std::uint64_t e = args.epoch;
+  if (b == 0) {
+    detail::delay_us(args.comm_delay_us);
+    if (blk.rank() == 0) {
+      for (int pe = 0; pe < n; ++pe) {
+        signal(ctx, &args.ready[me], e, SignalOp::set, pe, Sem::release, Scope::system);
+      }
+    }
+  }
+  ag_gemm_compute(blk, ctx, args, b, epi);
+  if (b != 0) return;
+  for (int pe = 0; pe < n; ++pe) {
+    if (pe != me) wait_until(blk, ctx, &args.consumed[pe], Cmp::ge, e);
+  }
+}
+
 }  // namespace tessera::device::ops

@@ -1,0 +1,123 @@
+// Host pieces every fused op's launcher shares: resolving and checking the overlap pattern and
+// direction, the world team of the bulk-synchronous collectives, and the two-stream launch of
+// producer_consumer. Internal.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "tessera/device/context.hpp"
+#include "tessera/ops/overlap.hpp"
+#include "tessera/runtime.hpp"
+#include "tessera/stream.hpp"
+#include "tessera/team.hpp"
+
+namespace tessera::detail {
+
+struct ResolvedOverlap {
+  ops::OverlapPattern pattern = ops::OverlapPattern::bulk_synchronous;
+  ops::CommDirection direction = ops::CommDirection::automatic;
+};
+
+// True when every peer's heap is load/store reachable from this PE.
+bool all_peers_mapped(const device::Context& ctx);
+
+// The pattern and direction `op` runs with on this job: automatic resolved by resolve_overlap
+// and resolve_direction. Throws Error(invalid_argument) "<op>: pattern X does not apply ..." or
+// "<op>: direction X does not apply to bulk_synchronous ...", and Error(transport) when pull is
+// asked for and a peer is not mapped.
+ResolvedOverlap resolve_fused(Runtime& rt, ops::OpKind op, ops::OverlapPattern pattern,
+                              ops::CommDirection direction, std::size_t m, std::size_t n, std::size_t k);
+
+// The world team the fused ops' bulk-synchronous collectives run on: made (collectively) at the
+// first use on this Runtime and kept until finalize.
+const Team& fused_world_team(Runtime& rt);
+
+// The second stream of producer_consumer: made on this PE for the op that owns it.
+std::unique_ptr<Stream> make_comm_stream(Runtime& rt);
+
+}  // namespace tessera::detail
+
+#include "tessera/device/ops/overlap.hpp"
+#include "tessera/launch.hpp"
+
+namespace tessera::detail {
+
+// The kernels of the tile-pipelined patterns, for any Op of <tessera/device/ops/overlap.hpp>.
+struct OverlapSpecializedKernel {
+  template <class Op>
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op,
+                                      int comm_blocks) const {
+    if (blk.block_id() < comm_blocks) {
+      device::ops::overlap_communicate(blk, ctx, op, blk.block_id(), comm_blocks);
+    } else {
+      device::ops::overlap_compute(blk, ctx, op, blk.block_id() - comm_blocks,
+                                   blk.grid_size() - comm_blocks);
+    }
+  }
+};
+
+struct OverlapComputeKernel {
+  template <class Op>
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op) const {
+    device::ops::overlap_compute(blk, ctx, op, blk.block_id(), blk.grid_size());
+  }
+};
+
+struct OverlapCommunicateKernel {
+  template <class Op>
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op) const {
+    device::ops::overlap_communicate(blk, ctx, op, blk.block_id(), blk.grid_size());
+  }
+};
+
+struct OverlapFusedKernel {
+  template <class Op>
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op) const {
+    device::ops::overlap_fused(blk, ctx, op, blk.block_id(), blk.grid_size());
+  }
+};
+
+// The bulk-synchronous GEMM kernel.
+struct GemmTilesKernel {
+  template <class TA, class TB>
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Tile<float> c,
+                                      device::Tile<const TA> a, device::Tile<const TB> b,
+                                      std::size_t tile_m, std::size_t tile_n) const {
+    device::ops::gemm_tiles(blk, c, a, b, tile_m, tile_n, blk.block_id(), blk.grid_size());
+  }
+};
+
+// Groups taking part in one call of a pipelined pattern (OverlapWords::groups).
+inline int overlap_groups(ops::OverlapPattern pattern, int comm_blocks, int compute_blocks) {
+  return pattern == ops::OverlapPattern::fused_sequential ? compute_blocks
+                                                     : comm_blocks + compute_blocks;
+}
+
+// Enqueues one call of a pipelined pattern (workgroup_specialized, producer_consumer,
+// fused_sequential) of `op` on `stream`; producer_consumer runs the communication kernel on
+// `comm`, which first waits for the work already on `stream` (the call's inputs), and makes
+// `stream` wait for it.
+template <class Op>
+void launch_pipelined(Stream& stream, Stream* comm, ops::OverlapPattern pattern,
+                      const device::Context& ctx, const Op& op, int comm_blocks,
+                      int compute_blocks) {
+  switch (pattern) {
+    case ops::OverlapPattern::workgroup_specialized:
+      launch(stream, comm_blocks + compute_blocks, OverlapSpecializedKernel{}, ctx, op,
+             comm_blocks);
+      return;
+    case ops::OverlapPattern::producer_consumer:
+      comm->wait_for(stream);
+      launch(*comm, comm_blocks, OverlapCommunicateKernel{}, ctx, op);
+      launch(stream, compute_blocks, OverlapComputeKernel{}, ctx, op);
+      stream.wait_for(*comm);
+      return;
+    default:
+      launch(stream, compute_blocks, OverlapFusedKernel{}, ctx, op);
+      return;
+  }
+}
+
+}  // namespace tessera::detail
