@@ -41,6 +41,17 @@ def combos(mapped):
             yield pattern, direction
 
 
+def refused_across_nodes(op, mapped, a, b, c):
+    """GemmAr's and GemmRs's bulk_synchronous pattern runs ops::all_reduce, which reads and writes
+    the members' heaps directly: with a peer on another node run() refuses, naming it. True when
+    that is the case (and checked)."""
+    if op.pattern != "bulk_synchronous" or mapped:
+        return False
+    with pytest.raises(tessera.InvalidArgumentError, match=r"all_reduce: member PE \d+ is reached through proxy"):
+        op.run(a, b, c)
+    return True
+
+
 @pytest.mark.parametrize("comm_blocks", [1, 2])
 def test_gemm_ar_every_pattern_matches_numpy(rt, mapped, comm_blocks):
     p = rt.n_pes
@@ -57,6 +68,8 @@ def test_gemm_ar_every_pattern_matches_numpy(rt, mapped, comm_blocks):
             assert op.direction == ("automatic" if op.pattern == "bulk_synchronous" else
                                     (direction if direction != "auto" else op.direction))
             assert op.direction in ("push", "pull") or op.pattern == "bulk_synchronous"
+            if refused_across_nodes(op, mapped, a[rt.pe], b[rt.pe], c):
+                continue
             for _ in range(2):  # repeated calls, no reset
                 op.run(a[rt.pe], b[rt.pe], c)
                 rt.synchronize()
@@ -104,6 +117,8 @@ def test_ag_gemm_and_gemm_rs_every_pattern(rt, mapped):
         c = np.zeros((rows, n), np.float32)
         with tessera.ops.GemmRs(rt, m, n, k_local, "float32", pattern=pattern, direction=direction) as op:
             assert op.pattern != "automatic"
+            if refused_across_nodes(op, mapped, a[rt.pe], bb[rt.pe], c):
+                continue
             op.run(a[rt.pe], bb[rt.pe], c)
             rt.synchronize()
             np.testing.assert_allclose(c, total, rtol=1e-4, atol=1e-4, err_msg=f"GemmRs {pattern} {direction}")
