@@ -3,9 +3,11 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "array.hpp"
+#include "overlap.hpp"
 #include "runtime.hpp"
 #include "team.hpp"
 #include "tessera/ops.hpp"
@@ -20,6 +22,8 @@ using namespace nb::literals;
 namespace {
 
 bool named(const Dtype& d, const char* name) { return std::string(d.name) == name; }
+
+std::size_t elements(const Buffer& b) { return b.nbytes / b.dtype.itemsize(); }
 
 // The collective element type of `b`; throws Error(invalid_argument) naming the supported ones.
 ops::Dtype collective_dtype(const Buffer& b, const char* op, int pe) {
@@ -84,8 +88,6 @@ ops::ReduceScatterAlgo reduce_scatter_algo_from(const std::string& s, int pe) {
        "reduce_scatter: algo must be 'auto', 'one_shot' or 'ring', not '" + s + "'");
 }
 
-std::size_t elements(const Buffer& b) { return b.nbytes / b.dtype.itemsize(); }
-
 // send's elements as team.size blocks: the block size (count); throws when they do not divide.
 std::size_t block_count(const Buffer& send, const Team& team, const char* op, int pe) {
   const auto members = static_cast<std::size_t>(team.size);
@@ -109,14 +111,6 @@ std::size_t* counts_of(const Buffer& b, const Team& team, const char* what, int 
   return static_cast<std::size_t*>(b.data);
 }
 
-ops::OverlapPattern pattern_from(const std::string& name, const char* op, int pe) {
-  try {
-    return ops::overlap_pattern_from_string(name);
-  } catch (const Error& e) {
-    fail(e.code(), pe, std::string(op) + ": " + e.message());
-  }
-}
-
 }  // namespace
 
 void bind_collectives(nb::module_& m) {
@@ -134,7 +128,7 @@ void bind_collectives(nb::module_& m) {
         const ops::ReduceOp rop = reduce_op_from(op, "all_reduce", pe);
         const ops::AllReduceAlgo a = all_reduce_algo_from(algo, pe);
         const Team t = team_or_world(s, team, "all_reduce");
-        const std::size_t count = src.nbytes / src.dtype.itemsize();
+        const std::size_t count = elements(src);
         {
           // The first call on a world team checks agreement with the other PEs (a host collective).
           nb::gil_scoped_release unlocked;
@@ -279,9 +273,9 @@ void bind_collectives(nb::module_& m) {
         for (const Buffer* b : {&rb, &wb, &yb}) same_dtype(xb, *b, op, pe);
         const ops::Dtype dtype = collective_dtype(xb, op, pe);
         const std::size_t hidden = wb.nbytes / wb.dtype.itemsize();
-        const std::size_t elements = xb.nbytes / xb.dtype.itemsize();
-        const bool rows_of_hidden = hidden > 0 && elements % hidden == 0 &&
-                                    (xb.shape.size() < 2 || xb.shape.back() == hidden);
+        const std::size_t n = elements(xb);
+        const bool rows_of_hidden =
+            hidden > 0 && n % hidden == 0 && (xb.shape.size() < 2 || xb.shape.back() == hidden);
         if (!rows_of_hidden) {
           fail(ErrorCode::invalid_argument, pe,
                "all_reduce_rmsnorm: x is " + xb.describe() + " but weight is " + wb.describe() +
@@ -299,7 +293,7 @@ void bind_collectives(nb::module_& m) {
         {
           nb::gil_scoped_release unlocked;
           ops::all_reduce_rmsnorm(rt, rt.stream(), t, xb.data, rb.data, wb.data, yb.data,
-                                  elements / hidden, hidden, dtype, eps, p);
+                                  n / hidden, hidden, dtype, eps, p);
         }
         keep(*s.state, {&xb, &rb, &wb, &yb});
       },

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "array.hpp"
+#include "overlap.hpp"
 #include "runtime.hpp"
 #include "tessera/ops.hpp"
 
@@ -113,24 +114,6 @@ ops::AgGemmVariant variant_from(const std::string& v) {
   if (v == "pull") return ops::AgGemmVariant::pull;
   fail(ErrorCode::invalid_argument, -1,
        "AgGemm: variant must be 'automatic', 'push' or 'pull', not '" + v + "'");
-}
-
-// An overlap pattern or direction by name ("auto", "bulk_synchronous", ...; "push", "pull"), the
-// C++ parser's message prefixed with the op's name.
-ops::OverlapPattern pattern_from(const std::string& name, const char* op, int pe) {
-  try {
-    return ops::overlap_pattern_from_string(name);
-  } catch (const Error& e) {
-    fail(e.code(), pe, std::string(op) + ": " + e.message());
-  }
-}
-
-ops::CommDirection direction_from(const std::string& name, const char* op, int pe) {
-  try {
-    return ops::comm_direction_from_string(name);
-  } catch (const Error& e) {
-    fail(e.code(), pe, std::string(op) + ": " + e.message());
-  }
 }
 
 // Makes the op without the GIL: its constructor allocates collectively.
