@@ -117,7 +117,7 @@ void bind_collectives(nb::module_& m) {
   m.def(
       "all_reduce",
       [](const PyRuntime& s, nb::handle send, nb::handle recv, const std::string& op,
-         const std::string& algo, nb::handle team) {
+         const std::string& algo, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
         Buffer src = buffer_of(send, false, "all_reduce (send)", pe);
@@ -136,7 +136,7 @@ void bind_collectives(nb::module_& m) {
         }
         keep(*s.state, {&src, &dst});
       },
-      "rt"_a, "send"_a, "recv"_a, "op"_a = "sum", "algo"_a = "auto", "team"_a = nb::none(),
+      "rt"_a, "send"_a, "recv"_a, "op"_a = "sum", "algo"_a = "auto", "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered: recv (symmetric, "
       "at least send's size, same dtype) receives the element-wise reduction (op 'sum', 'max', "
       "'min', 'prod' for integers) of every member's send; send may be recv (in place). dtypes "
@@ -147,7 +147,7 @@ void bind_collectives(nb::module_& m) {
   m.def(
       "reduce_scatter",
       [](const PyRuntime& s, nb::handle send, nb::handle recv, const std::string& op,
-         const std::string& algo, nb::handle team) {
+         const std::string& algo, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
         Buffer src = buffer_of(send, false, "reduce_scatter (send)", pe);
@@ -166,7 +166,7 @@ void bind_collectives(nb::module_& m) {
         }
         keep(*s.state, {&src, &dst});
       },
-      "rt"_a, "send"_a, "recv"_a, "op"_a = "sum", "algo"_a = "auto", "team"_a = nb::none(),
+      "rt"_a, "send"_a, "recv"_a, "op"_a = "sum", "algo"_a = "auto", "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered: send holds "
       "team.size blocks of count elements (block r for rank r); recv (symmetric, at least count "
       "elements, same dtype) receives the reduction over members of their block my_rank. In "
@@ -175,7 +175,7 @@ void bind_collectives(nb::module_& m) {
 
   m.def(
       "all_to_all",
-      [](const PyRuntime& s, nb::handle send, nb::handle recv, nb::handle team) {
+      [](const PyRuntime& s, nb::handle send, nb::handle recv, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
         Buffer src = buffer_of(send, false, "all_to_all (send)", pe);
@@ -191,7 +191,7 @@ void bind_collectives(nb::module_& m) {
         }
         keep(*s.state, {&src, &dst});
       },
-      "rt"_a, "send"_a, "recv"_a, "team"_a = nb::none(),
+      "rt"_a, "send"_a, "recv"_a, "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered: send holds "
       "team.size equal blocks, block r for rank r; recv (symmetric, at least send's size, same "
       "dtype) receives block r from rank r. send may be recv (in place). dtypes as all_reduce. "
@@ -200,7 +200,7 @@ void bind_collectives(nb::module_& m) {
   m.def(
       "all_to_all_v",
       [](const PyRuntime& s, nb::handle send, nb::handle send_counts, nb::handle recv,
-         nb::handle recv_counts, nb::handle recv_offsets, nb::handle team) {
+         nb::handle recv_counts, nb::handle recv_offsets, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
         Buffer src = buffer_of(send, false, "all_to_all_v (send)", pe);
@@ -222,7 +222,7 @@ void bind_collectives(nb::module_& m) {
         keep(*s.state, {&src, &sc, &dst, &rc, &ro});
       },
       "rt"_a, "send"_a, "send_counts"_a, "recv"_a, "recv_counts"_a, "recv_offsets"_a,
-      "team"_a = nb::none(),
+      "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered, counts per "
       "peer: send holds send_counts[r] elements for rank r, packed in rank order (send_counts: "
       "team.size uint64/int64, read when the stream runs the call, so send must hold their sum); "
@@ -233,7 +233,7 @@ void bind_collectives(nb::module_& m) {
 
   m.def(
       "broadcast",
-      [](const PyRuntime& s, nb::handle send, nb::handle recv, int root, nb::handle team) {
+      [](const PyRuntime& s, nb::handle send, nb::handle recv, int root, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
         Buffer dst = buffer_of(recv, true, "broadcast (recv)", pe);
@@ -253,7 +253,7 @@ void bind_collectives(nb::module_& m) {
         keep(*s.state, {&dst});
         if (src.data != nullptr) keep(*s.state, {&src});
       },
-      "rt"_a, "send"_a.none(), "recv"_a, "root"_a = 0, "team"_a = nb::none(),
+      "rt"_a, "send"_a.none(), "recv"_a, "root"_a = 0, "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered: recv "
       "(symmetric, the same size on every member) receives the first recv-size elements of the "
       "send of team rank `root` (send: ignored elsewhere, may be None there; may be recv on the "
@@ -262,7 +262,7 @@ void bind_collectives(nb::module_& m) {
   m.def(
       "all_reduce_rmsnorm",
       [](const PyRuntime& s, nb::handle x, nb::handle residual, nb::handle weight, nb::handle y,
-         float eps, const std::string& pattern, nb::handle team) {
+         float eps, const std::string& pattern, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
         const char* op = "all_reduce_rmsnorm";
@@ -298,7 +298,7 @@ void bind_collectives(nb::module_& m) {
         keep(*s.state, {&xb, &rb, &wb, &yb});
       },
       "rt"_a, "x"_a, "residual"_a, "weight"_a, "y"_a, "eps"_a = 1e-6f, "pattern"_a = "auto",
-      "team"_a = nb::none(),
+      "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered: y[r] = v / "
       "sqrt(mean(v^2) + eps) * weight with v = (sum over members of x[r]) + residual[r], for each "
       "row r of x (rows, hidden); hidden = weight's size. x, residual, weight, y: one dtype of "

@@ -25,7 +25,8 @@ NB_MODULE(_tessera, m) {
   tp::bind_array(m);
   tp::bind_team(m);
   tp::bind_runtime(m);
-  nanobind::module_ ops = m.def_submodule("ops", "Fused compute-communication ops.");
+  nanobind::module_ ops =
+      m.def_submodule("ops", "Collectives on teams and fused compute-communication ops.");
   tp::bind_ops(ops);
   tp::bind_collectives(ops);
   tp::bind_bench(m);

@@ -65,20 +65,13 @@ PyTeam team_split_strided(const PyRuntime& s, const PyTeam& parent, int start, i
   return PyTeam{s.state, id};
 }
 
-Team team_or_world(const PyRuntime& s, nb::handle team, const char* what) {
-  if (team.is_none()) {
-    return team_world(s).get(what);
-  }
-  if (!nb::isinstance<PyTeam>(team)) {
-    fail(ErrorCode::invalid_argument, s.state->pe,
-         std::string(what) + ": team must be a tessera.Team (rt.team_world(), ...) or None, not " +
-             nb::cast<std::string>(nb::str(team.type())));
-  }
-  const auto& t = nb::cast<const PyTeam&>(team);
-  if (t.state != s.state)
+Team team_or_world(const PyRuntime& s, const PyTeam* team, const char* what) {
+  if (team == nullptr) return team_world(s).get(what);
+  if (team->state != s.state) {
     fail(ErrorCode::invalid_argument, s.state->pe,
          std::string(what) + ": the team belongs to another Runtime");
-  return t.get(what);
+  }
+  return team->get(what);
 }
 
 void bind_team(nb::module_& m) {

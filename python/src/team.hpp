@@ -26,9 +26,9 @@ PyTeam team_node(const PyRuntime& rt);
 // with the same parent and arguments return the same team.
 PyTeam team_split_strided(const PyRuntime& rt, const PyTeam& parent, int start, int stride,
                           int size);
-// The team a collective's `team=` argument names: None is the world team (made on first use,
-// collectively, like team_world).
-Team team_or_world(const PyRuntime& rt, nanobind::handle team, const char* what);
+// The team a collective's `team=` argument names: None (null) is the world team (made on first
+// use, collectively, like team_world).
+Team team_or_world(const PyRuntime& rt, const PyTeam* team, const char* what);
 
 void bind_team(nanobind::module_& m);
 
