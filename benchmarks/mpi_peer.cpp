@@ -325,3 +325,55 @@ MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector
 }
 
 }  // namespace tessera::bench::peer
+
+// ---- Collectives on teams (issue 16, second slice).
+namespace tessera::bench::peer {
+namespace {
+
+// Times `call` as allgather does: an MPI_Barrier, then one call, on PE 0.
+template <class Call>
+PeerTimes sample(int pe, int n_pes, int warmup, int iters, Call&& call) {
+  PeerTimes result;
+  result.unavailable = unavailable_reason(pe, n_pes);
+  if (!result.unavailable.empty()) return result;
+  for (int i = 0; i < warmup + iters; ++i) {
+    check(MPI_Barrier(MPI_COMM_WORLD), pe, "MPI_Barrier");
+    const double t0 = now_us();
+    call();
+    const double t1 = now_us();
+    if (pe == 0 && i >= warmup) result.us.push_back(t1 - t0);
+  }
+  idle_barrier(MPI_COMM_WORLD, pe);
+  return result;
+}
+
+}  // namespace
+
+PeerTimes reduce_scatter_block(int pe, int n_pes, std::size_t count, int warmup, int iters) {
+  std::vector<float> send(count * static_cast<std::size_t>(n_pes), 1.0f), recv(count, 0.0f);
+  return sample(pe, n_pes, warmup, iters, [&] {
+    check(MPI_Reduce_scatter_block(send.data(), recv.data(), static_cast<int>(count), MPI_FLOAT,
+                                   MPI_SUM, MPI_COMM_WORLD),
+          pe, "MPI_Reduce_scatter_block");
+  });
+}
+
+PeerTimes alltoall(int pe, int n_pes, std::size_t bytes_per_peer, int warmup, int iters) {
+  const std::size_t total = bytes_per_peer * static_cast<std::size_t>(n_pes);
+  std::vector<unsigned char> send = warm_buffer(total), recv = warm_buffer(total);
+  return sample(pe, n_pes, warmup, iters, [&] {
+    check(MPI_Alltoall(send.data(), static_cast<int>(bytes_per_peer), MPI_BYTE, recv.data(),
+                       static_cast<int>(bytes_per_peer), MPI_BYTE, MPI_COMM_WORLD),
+          pe, "MPI_Alltoall");
+  });
+}
+
+PeerTimes bcast(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {
+  std::vector<unsigned char> buffer = warm_buffer(bytes);
+  return sample(pe, n_pes, warmup, iters, [&] {
+    check(MPI_Bcast(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD), pe,
+          "MPI_Bcast");
+  });
+}
+
+}  // namespace tessera::bench::peer

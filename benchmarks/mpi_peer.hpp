@@ -64,3 +64,18 @@ MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector
                  std::size_t tokens, std::size_t row_bytes, int warmup, int iters);
 
 }  // namespace tessera::bench::peer
+
+// ---- Collectives on teams (issue 16, second slice): peers of tessera-bench reduce_scatter,
+// all_to_all and broadcast, each sampled as allgather (one call on PE 0 after an MPI_Barrier).
+namespace tessera::bench::peer {
+
+// MPI_Reduce_scatter_block (MPI_FLOAT, MPI_SUM) of n_pes * count floats per rank, count per rank.
+PeerTimes reduce_scatter_block(int pe, int n_pes, std::size_t count, int warmup, int iters);
+
+// MPI_Alltoall of `bytes_per_peer` bytes for each rank (n_pes blocks per rank).
+PeerTimes alltoall(int pe, int n_pes, std::size_t bytes_per_peer, int warmup, int iters);
+
+// MPI_Bcast of `bytes` from rank 0.
+PeerTimes bcast(int pe, int n_pes, std::size_t bytes, int warmup, int iters);
+
+}  // namespace tessera::bench::peer

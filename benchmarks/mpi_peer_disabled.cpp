@@ -32,3 +32,20 @@ MoePeerTimes moe(int, int, const void*, const std::vector<std::vector<int>>&, st
 }
 
 }  // namespace tessera::bench::peer
+
+// ---- Collectives on teams (issue 16, second slice).
+namespace tessera::bench::peer {
+
+PeerTimes reduce_scatter_block(int, int, std::size_t, int, int) {
+  return {{}, "unavailable: tessera-bench was built without MPI"};
+}
+
+PeerTimes alltoall(int, int, std::size_t, int, int) {
+  return {{}, "unavailable: tessera-bench was built without MPI"};
+}
+
+PeerTimes bcast(int, int, std::size_t, int, int) {
+  return {{}, "unavailable: tessera-bench was built without MPI"};
+}
+
+}  // namespace tessera::bench::peer

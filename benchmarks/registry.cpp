@@ -10,6 +10,10 @@ void run_gemm(BenchEnv& env);        // bench_gemm.cpp
 void run_moe(BenchEnv& env);         // bench_moe.cpp
 void run_ag_gemm(BenchEnv& env);     // bench_ag_gemm.cpp
 void run_gemm_rs(BenchEnv& env);     // bench_gemm_rs.cpp
+// Collectives on teams (issue 16, second slice): bench_collectives.cpp.
+void run_reduce_scatter(BenchEnv& env);
+void run_all_to_all(BenchEnv& env);
+void run_broadcast(BenchEnv& env);
 
 const std::vector<Benchmark>& benchmarks() {
   static const std::vector<Benchmark> all = {
@@ -38,6 +42,20 @@ const std::vector<Benchmark>& benchmarks() {
        "MPI_Reduce_scatter_block",
        run_gemm_rs},
       {"moe", "MoeBuffer dispatch/combine, bf16, k=8, E=8P; vs memcpy, MPI_Alltoallv", run_moe},
+      // Collectives on teams (issue 16, second slice).
+      {"reduce_scatter",
+       "ops::reduce_scatter f32 sum one_shot/ring/auto, 4 B ... 64 MiB per PE; vs memcpy of the "
+       "bytes a PE must receive, MPI_Reduce_scatter_block",
+       run_reduce_scatter},
+      {"all_to_all",
+       "ops::all_to_all f32 push/in_place/auto, 4 B ... 64 MiB per PE; vs memcpy of the bytes a "
+       "PE must receive, MPI_Alltoall",
+       run_all_to_all},
+      {"broadcast",
+       "ops::broadcast f32 from rank 0 heap_send/private_send/in_place/auto, 4 B ... 64 MiB; vs "
+       "memcpy of the "
+       "message, MPI_Bcast",
+       run_broadcast},
   };
   return all;
 }

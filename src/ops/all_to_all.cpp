@@ -70,7 +70,7 @@ void all_to_all(Runtime& rt, Stream& stream, const Team& team, const void* send,
     fail(pe, what, "recv partly overlaps send: they must be equal (in place) or disjoint");
   }
   std::uint64_t segments = 0;
-  support::with_dtype(dtype, [&](auto tag) {
+  support::with_dtype_on_host(dtype, [&](auto tag) {
     segments = td::ops::all_to_all_segments<typename decltype(tag)::type>(count, team.size);
   });
   const support::CallDescriptor call = support::make_call(

@@ -54,7 +54,7 @@ void broadcast(Runtime& rt, Stream& stream, const Team& team, const void* send, 
     fail(pe, kWhat, "recv partly overlaps send on the root: they must be equal or disjoint");
   }
   std::uint64_t chunks = 0;
-  support::with_dtype(dtype, [&](auto tag) {
+  support::with_dtype_on_host(dtype, [&](auto tag) {
     chunks = td::ops::broadcast_segments<typename decltype(tag)::type>(count);
   });
   const support::CallDescriptor call =

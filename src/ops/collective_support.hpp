@@ -214,9 +214,31 @@ struct Tag {
   using type = T;
 };
 
-// Calls f(Tag<T>{}) with the element type of `dtype`.
+// Calls f(Tag<T>{}) with the element type of `dtype`, in kernels (with_dtype) and in host code
+// (with_dtype_on_host: nvcc refuses host lambdas called from host-device functions).
 template <class F>
 TESSERA_KERNEL_CODE void with_dtype(Dtype dtype, F&& f) {
+  switch (dtype) {
+    case Dtype::f32:
+      f(Tag<float>{});
+      break;
+    case Dtype::bf16:
+      f(Tag<device::bf16>{});
+      break;
+    case Dtype::f16:
+      f(Tag<device::half>{});
+      break;
+    case Dtype::i32:
+      f(Tag<std::int32_t>{});
+      break;
+    case Dtype::i64:
+      f(Tag<std::int64_t>{});
+      break;
+  }
+}
+
+template <class F>
+void with_dtype_on_host(Dtype dtype, F&& f) {
   switch (dtype) {
     case Dtype::f32:
       f(Tag<float>{});

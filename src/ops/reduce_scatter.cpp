@@ -31,7 +31,7 @@ ReduceScatterAlgo algo_from_env(int pe) {
 
 std::uint64_t segments_of(Dtype dtype, std::size_t count, int team_size) {
   std::uint64_t segments = 0;
-  support::with_dtype(dtype, [&](auto tag) {
+  support::with_dtype_on_host(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     segments = td::ops::reduce_scatter_segments<T>(count, team_size);
   });
@@ -81,7 +81,7 @@ ReduceScatterAlgo resolve_reduce_scatter_algo(std::size_t count, Dtype dtype, in
   algo = algo_from_env(-1);
   if (algo != ReduceScatterAlgo::automatic) return algo;
   const std::size_t bytes = count * size_of(dtype);
-  if (team_size <= 2 || bytes < kReduceScatterRingThreshold) return ReduceScatterAlgo::one_shot;
+  if (team_size <= 1 || bytes < kReduceScatterRingThreshold) return ReduceScatterAlgo::one_shot;
   return ReduceScatterAlgo::ring;
 }
 

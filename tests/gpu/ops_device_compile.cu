@@ -14,8 +14,11 @@
 #include "tessera/device/ops/ag_gemm.hpp"
 #include "tessera/device/ops/all_gather.hpp"
 #include "tessera/device/ops/all_reduce.hpp"
+#include "tessera/device/ops/all_to_all.hpp"
+#include "tessera/device/ops/broadcast.hpp"
 #include "tessera/device/ops/gemm_rs.hpp"
 #include "tessera/device/ops/gemm_tile.hpp"
+#include "tessera/device/ops/reduce_scatter.hpp"
 #include "tessera/stream_rma.hpp"
 
 namespace tessera::ops_device_compile {
@@ -148,5 +151,56 @@ void stream_calls(Stream& s, const td::Context& ctx, float* f, std::uint8_t* byt
   quiet_on_stream(s, ctx);
   barrier_on_stream(s, ctx);
 }
+
+// ---- Collectives on teams (issue 16, second slice: H-coll): reduce_scatter, all_to_all(_v) and
+// broadcast in Warp groups (src/ops/*.cpp instantiates their Block kernels).
+template <class G, class T>
+__global__ void reduce_scatter_kernel(td::Context ctx, td::Team team, tdo::AllReduceWorkspace ws,
+                                      T* out, const T* in, std::size_t count, tdo::ReduceOp op,
+                                      std::uint64_t first_epoch) {
+  tdo::reduce_scatter_one_shot(make_group<G>(), ctx, team, ws, out, in, count, op, first_epoch);
+  tdo::reduce_scatter_ring(make_group<G>(), ctx, team, ws, out, in, count, op, first_epoch);
+}
+
+template <class G, class T>
+__global__ void all_to_all_kernel(td::Context ctx, td::Team team, tdo::AllReduceWorkspace ws,
+                                  T* out, const T* in, std::size_t count, std::uint64_t epoch) {
+  tdo::all_to_all(make_group<G>(), ctx, team, ws, out, in, count, epoch);
+}
+
+template <class G, class T>
+__global__ void all_to_all_v_kernel(td::Context ctx, td::Team team, tdo::AllReduceWorkspace ws,
+                                    T* out, std::size_t capacity, const T* in,
+                                    const std::size_t* send_counts, std::size_t* recv_counts,
+                                    std::size_t* recv_offsets, std::uint64_t epoch) {
+  tdo::all_to_all_v(make_group<G>(), ctx, team, ws, out, capacity, in, send_counts, recv_counts,
+                    recv_offsets, epoch);
+}
+
+template <class G, class T>
+__global__ void broadcast_kernel(td::Context ctx, td::Team team, tdo::AllReduceWorkspace ws, T* out,
+                                 const T* in, std::size_t count, int root, std::uint64_t epoch) {
+  tdo::broadcast(make_group<G>(), ctx, team, ws, out, in, count, root, epoch);
+}
+
+template __global__ void reduce_scatter_kernel<td::Warp, td::bf16>(td::Context, td::Team,
+                                                                   tdo::AllReduceWorkspace,
+                                                                   td::bf16*, const td::bf16*,
+                                                                   std::size_t, tdo::ReduceOp,
+                                                                   std::uint64_t);
+template __global__ void all_to_all_kernel<td::Warp, std::int64_t>(td::Context, td::Team,
+                                                                   tdo::AllReduceWorkspace,
+                                                                   std::int64_t*,
+                                                                   const std::int64_t*, std::size_t,
+                                                                   std::uint64_t);
+template __global__ void all_to_all_v_kernel<td::Warp, float>(td::Context, td::Team,
+                                                              tdo::AllReduceWorkspace, float*,
+                                                              std::size_t, const float*,
+                                                              const std::size_t*, std::size_t*,
+                                                              std::size_t*, std::uint64_t);
+template __global__ void broadcast_kernel<td::Warp, td::half>(td::Context, td::Team,
+                                                              tdo::AllReduceWorkspace, td::half*,
+                                                              const td::half*, std::size_t, int,
+                                                              std::uint64_t);
 
 }  // namespace tessera::ops_device_compile

@@ -16,9 +16,11 @@ namespace tessera::ops {
 // Collective over the members of `team`, stream-ordered: `root` is a team rank; `send` holds the
 // root's `count` elements of `dtype` (this PE's memory, any kind; ignored on other members, may
 // be null there; may equal recv on the root: in place); `recv` (a symmetric heap block of at least
-// count elements) receives them on every member. Members read the root's recv, in chunks, while
-// the root fills it; the root writes its recv for the next call only after every member finished
-// reading it. Once the stream reaches the end of the call recv holds the data on every member and
+// count elements) receives them on every member. Members copy the root's send straight from the
+// heap when it lies there (send == recv on the root, or any heap buffer: one copy on each
+// member's critical path, the fastest), else the root's recv, chunk by chunk as the root fills
+// it; the root writes its recv for the next call only after every member finished reading. Once
+// the stream reaches the end of the call recv holds the data on every member and
 // send is reusable. Any count works.
 //
 // Agreement (count, dtype, root, recv), epochs and ordering as for reduce_scatter

@@ -4,11 +4,12 @@
 // root only (local memory of any kind; may equal out: in place); `out` is symmetric (members read
 // the root's). Every member must be load/store reachable (mapped) from the root.
 //
-// Pipelined pull: the root copies `in` into its own `out` in chunks of kBroadcastChunkBytes and
-// signals each chunk to every member (nothing to copy in place: it signals the whole call at
-// once); each member copies each chunk out of the root's `out` as it is signalled, so all members
-// read in parallel while the root still copies. The call ends with every member telling every
-// member it is done (signals `arrived` and `done` of the team's AllReduceWorkspace; chunk c of a
+// Pull: when the root's `in` lies in the symmetric heap (in place, or any heap buffer), every
+// member copies it straight from there while the root copies it into its own `out`: one copy on
+// each member's critical path. Otherwise the root copies `in` into its `out` in chunks of
+// kBroadcastChunkBytes, signalling each, and members copy each chunk out of the root's `out` as
+// it is signalled. The call ends with every member telling every member it is done (signals
+// `arrived` and `done`, and one word of staging, of the team's AllReduceWorkspace; chunk c of a
 // call uses epoch first_epoch + c + 1, broadcast_segments epochs in all).
 //
 // What becomes visible when: on return `out` holds the root's data on every member and the
@@ -27,7 +28,7 @@ namespace tessera::device::ops {
 
 // Bytes the root copies and signals at a time: small enough that members start reading early,
 // large enough that a signal per chunk costs nothing next to the copy.
-inline constexpr std::size_t kBroadcastChunkBytes = std::size_t{64} << 10;
+inline constexpr std::size_t kBroadcastChunkBytes = std::size_t{512} << 10;
 
 // Elements of T one chunk carries.
 template <class T>

@@ -27,9 +27,20 @@ TESSERA_KERNEL_CODE void broadcast(G g, const Context& ctx, const Team& team, Al
     detail::copy_local(g, ctx, out, in, count);
     return;
   }
+  // Word 0 of the staging half of the call's first epoch on each member: 1 + the heap offset of
+  // the root's `in` when members read it directly, 0 when they read the root's `out`.
+  auto* where = reinterpret_cast<std::uint64_t*>(ws.half(first_epoch + 1));
   if (r == root) {
-    if (static_cast<const T*>(out) == in) {
+    const bool direct = ctx.in_heap(in, count * sizeof(T));
+    if (g.rank() == 0) {
+      const std::uint64_t word = direct ? 1 + ctx.heap_offset(in) : 0;
+      for (int k = 1; k < team.size; ++k) *ctx.ptr(where, team.pe((r + k) % team.size)) = word;
+    }
+    g.sync();
+    if (direct) {
+      // Members read `in` where it is; the root's own copy overlaps their reads.
       if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, last);
+      detail::copy_local(g, ctx, out, in, count);
     } else {
       for (std::uint64_t c = 0; c < chunks; ++c) {
         const std::size_t off = static_cast<std::size_t>(c) * chunk;
@@ -39,13 +50,21 @@ TESSERA_KERNEL_CODE void broadcast(G g, const Context& ctx, const Team& team, Al
     }
   } else {
     const int from = team.pe(root);
-    for (std::uint64_t c = 0; c < chunks; ++c) {
-      const std::size_t off = static_cast<std::size_t>(c) * chunk;
-      const std::size_t len = count - off < chunk ? count - off : chunk;
-      device::detail::wait_from(g, ctx, &ws.arrived[root], Cmp::ge, first_epoch + c + 1, from,
-                                "broadcast waiting for a chunk from the root");
-      get(g, ctx, make_tile(out + off, len), make_tile(static_cast<const T*>(out + off), len),
-          from);
+    device::detail::wait_from(g, ctx, &ws.arrived[root], Cmp::ge, first_epoch + 1, from,
+                              "broadcast waiting for a chunk from the root");
+    const std::uint64_t word = *where;  // written before the root's release of arrived
+    if (word != 0) {
+      const T* src = reinterpret_cast<const T*>(ctx.local_base() + (word - 1));
+      get(g, ctx, make_tile(out, count), make_tile(src, count), from);
+    } else {
+      for (std::uint64_t c = 0; c < chunks; ++c) {
+        const std::size_t off = static_cast<std::size_t>(c) * chunk;
+        const std::size_t len = count - off < chunk ? count - off : chunk;
+        device::detail::wait_from(g, ctx, &ws.arrived[root], Cmp::ge, first_epoch + c + 1, from,
+                                  "broadcast waiting for a chunk from the root");
+        get(g, ctx, make_tile(out + off, len), make_tile(static_cast<const T*>(out + off), len),
+            from);
+      }
     }
   }
   if (g.rank() == 0) detail::tell_members(ctx, team, ws.done, last);
