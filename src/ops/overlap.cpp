@@ -139,7 +139,8 @@ ResolvedOverlap resolve_fused(Runtime& rt, ops::OpKind op, ops::OverlapPattern p
   r.pattern = pattern == ops::OverlapPattern::automatic
                   ? ops::resolve_overlap(op, m, n, k, rt.n_pes(), mapped)
                   : pattern;
-  if (pattern == ops::OverlapPattern::bulk_synchronous && direction != ops::CommDirection::automatic) {
+  if (pattern == ops::OverlapPattern::bulk_synchronous &&
+      direction != ops::CommDirection::automatic) {
     throw Error(ErrorCode::invalid_argument, pe,
                 name + ": direction " + ops::to_string(direction) +
                     " does not apply to bulk_synchronous (its collective picks the algorithm); "

@@ -28,7 +28,8 @@ bool all_peers_mapped(const device::Context& ctx);
 // "<op>: direction X does not apply to bulk_synchronous ...", and Error(transport) when pull is
 // asked for and a peer is not mapped.
 ResolvedOverlap resolve_fused(Runtime& rt, ops::OpKind op, ops::OverlapPattern pattern,
-                              ops::CommDirection direction, std::size_t m, std::size_t n, std::size_t k);
+                              ops::CommDirection direction, std::size_t m, std::size_t n,
+                              std::size_t k);
 
 // The world team the fused ops' bulk-synchronous collectives run on: made (collectively) at the
 // first use on this Runtime and kept until finalize.
@@ -92,7 +93,7 @@ struct GemmTilesKernel {
 // Groups taking part in one call of a pipelined pattern (OverlapWords::groups).
 inline int overlap_groups(ops::OverlapPattern pattern, int comm_blocks, int compute_blocks) {
   return pattern == ops::OverlapPattern::fused_sequential ? compute_blocks
-                                                     : comm_blocks + compute_blocks;
+                                                          : comm_blocks + compute_blocks;
 }
 
 // Enqueues one call of a pipelined pattern (workgroup_specialized, producer_consumer,

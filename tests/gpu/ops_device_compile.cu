@@ -204,3 +204,72 @@ template __global__ void broadcast_kernel<td::Warp, td::half>(td::Context, td::T
                                                               std::uint64_t);
 
 }  // namespace tessera::ops_device_compile
+
+// --- Issue 16, fused ops and the overlap taxonomy (H-fused): the pattern roles of gemm_ar /
+// gemm_as (and gemm_rs's patterns, which run gemm_ar's blocks), ag_gemm's fused-sequential block,
+// the bulk-synchronous pieces and all_reduce_rmsnorm. The launchers instantiate the Block roles
+// with the host types; here the Warp roles, the one-kernel entry points and the norm.
+#include "tessera/device/ops/gemm_ar.hpp"
+#include "tessera/device/ops/gemm_as.hpp"
+#include "tessera/device/ops/overlap.hpp"
+#include "tessera/device/ops/rmsnorm.hpp"
+
+namespace tessera::ops_device_compile_fused {
+
+namespace td = tessera::device;
+namespace tdo = tessera::device::ops;
+
+template <class Op>
+__global__ void overlap_roles_kernel(td::Context ctx, Op op) {
+  tdo::overlap_compute(td::Warp{}, ctx, op, 0, 1);
+  tdo::overlap_communicate(td::Warp{}, ctx, op, 0, 1);
+  tdo::overlap_fused(td::Warp{}, ctx, op, 0, 1);
+}
+
+template <class T>
+__global__ void gemm_ar_kernel(td::Context ctx, tdo::GemmArArgs<T, T> args, int comm_blocks) {
+  tdo::gemm_ar(td::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)), ctx, args,
+               comm_blocks);
+}
+
+template <class T>
+__global__ void gemm_as_kernel(td::Context ctx, tdo::GemmAsArgs<T, T> args, int comm_blocks) {
+  tdo::gemm_as(td::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)), ctx, args,
+               comm_blocks);
+}
+
+template <class T>
+__global__ void ag_gemm_fused_kernel(td::Context ctx, tdo::AgGemmArgs<T, T> args) {
+  tdo::ag_gemm_fused(td::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)), ctx,
+                     args);
+}
+
+__global__ void bulk_pieces_kernel(td::Tile<float> c, td::Tile<const td::bf16> a,
+                                   td::Tile<const td::bf16> b, const float* gathered) {
+  tdo::gemm_tiles(td::Warp{}, c, a, b, 16, 16, 0, 1);
+  tdo::gather_columns(td::Warp{}, c, gathered, 2, 8, 0, 1);
+}
+
+template <class T>
+__global__ void rmsnorm_kernel(td::Context ctx, tdo::AllReduceRmsnormArgs<T> args, T* y,
+                               const T* sum) {
+  tdo::rmsnorm_rows(td::Warp{}, y, sum, args.residual, args.weight, args.hidden, args.eps, 0, 1);
+  tdo::all_reduce_rmsnorm(td::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)), ctx,
+                          args);
+}
+
+template __global__ void overlap_roles_kernel<tdo::GemmArArgs<td::bf16, td::bf16>>(
+    td::Context, tdo::GemmArArgs<td::bf16, td::bf16>);
+template __global__ void overlap_roles_kernel<tdo::GemmAsArgs<float, float>>(
+    td::Context, tdo::GemmAsArgs<float, float>);
+template __global__ void gemm_ar_kernel<float>(td::Context, tdo::GemmArArgs<float, float>, int);
+template __global__ void gemm_as_kernel<td::bf16>(td::Context, tdo::GemmAsArgs<td::bf16, td::bf16>,
+                                                  int);
+template __global__ void ag_gemm_fused_kernel<td::bf16>(td::Context,
+                                                        tdo::AgGemmArgs<td::bf16, td::bf16>);
+template __global__ void rmsnorm_kernel<td::half>(td::Context, tdo::AllReduceRmsnormArgs<td::half>,
+                                                  td::half*, const td::half*);
+template __global__ void rmsnorm_kernel<float>(td::Context, tdo::AllReduceRmsnormArgs<float>,
+                                               float*, const float*);
+
+}  // namespace tessera::ops_device_compile_fused

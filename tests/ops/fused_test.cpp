@@ -3,7 +3,7 @@
 // and all_reduce_rmsnorm in its two patterns, each against the same double-precision reference:
 // P = 1..5, shapes that are no multiple of the tiles (and shards that are short or empty), fresh
 // random data on every one of 20 calls with no reset and no barrier, a mode that delays every
-// tile's communication so the waiting side's waits are exercised, and bad arguments. Also
+// tile's communication on one PE so the others' waits are exercised, and bad arguments. Also
 // Stream::wait_for, which producer_consumer is built on, and the taxonomy's names and rule.
 //
 // Error bound (max-norm relative, max |C - C_ref| / max |C_ref|): 1e-5 for fp32 inputs, 1e-2 for
@@ -24,6 +24,7 @@
 
 #include "gemm_ops_reference.hpp"
 #include "harness/run_pes.hpp"
+#include "tessera/device/ops/impl/fused_handshake.hpp"
 #include "tessera/ops/ag_gemm.hpp"
 #include "tessera/ops/all_reduce_rmsnorm.hpp"
 #include "tessera/ops/gemm_ar.hpp"
@@ -100,7 +101,7 @@ void run_gemm_ar(Runtime& rt, const Case& tc) {
   o.compute_blocks = 2;
   o.tile_m = 3;
   o.tile_n = 8;
-  o.comm_delay_us = tc.delay_us;
+  o.comm_delay_us = me == 1 ? tc.delay_us : 0;  // one slow PE
   ops::GemmAr op(rt, m, n, k, tc.dtype, o);
   EXPECT_EQ(op.pattern(), tc.pattern);
   if (tc.pattern != OverlapPattern::bulk_synchronous) {
@@ -140,7 +141,7 @@ void run_gemm_as(Runtime& rt, const Case& tc) {
   o.compute_blocks = 2;
   o.tile_m = 5;
   o.tile_n = 4;
-  o.comm_delay_us = tc.delay_us;
+  o.comm_delay_us = me == 1 ? tc.delay_us : 0;  // one slow PE
   ops::GemmAs op(rt, m, n_local, k, tc.dtype, o);
   EXPECT_EQ(op.pattern(), tc.pattern);
   std::vector<float> c(m * n);
@@ -187,7 +188,7 @@ void run_ag_gemm(Runtime& rt, const Case& tc) {
   o.tile_m = 4;
   o.tile_n = 5;
   o.chunk_rows = 3;
-  o.comm_delay_us = tc.delay_us;
+  o.comm_delay_us = me == 1 ? tc.delay_us : 0;  // one slow PE
   ops::AgGemm op(rt, m, n_local, k, tc.dtype, o);
   EXPECT_EQ(op.pattern(), tc.pattern);
   std::vector<float> c(m * n_local);
@@ -223,7 +224,7 @@ void run_gemm_rs(Runtime& rt, const Case& tc) {
   o.compute_blocks = 2;
   o.tile_m = 2;
   o.tile_n = 7;
-  o.comm_delay_us = tc.delay_us;
+  o.comm_delay_us = me == 1 ? tc.delay_us : 0;  // one slow PE
   ops::GemmRs op(rt, m, n, k, tc.dtype, o);
   EXPECT_EQ(op.pattern(), tc.pattern);
   std::vector<float> c(m_local * n);
@@ -297,13 +298,7 @@ const Variant kVariants[] = {
 
 using Param = std::tuple<OpKind, int /*variant*/, int /*pes*/>;
 
-class FusedPatterns : public ::testing::TestWithParam<Param> {
- protected:
-  Case make_case() const {
-    const auto [op, v, pes] = GetParam();
-    return Case{op, kVariants[v].pattern, kVariants[v].direction, pes};
-  }
-};
+class FusedPatterns : public ::testing::TestWithParam<Param> {};
 
 std::string norm_param_name(
     const ::testing::TestParamInfo<std::tuple<ops::Dtype, OverlapPattern, int>>& p) {
@@ -323,35 +318,61 @@ INSTANTIATE_TEST_SUITE_P(All, FusedPatterns,
                                             ::testing::Range(0, 7), ::testing::Range(1, 6)),
                          param_name);
 
-TEST_P(FusedPatterns, MatchesReferenceOverTwentyCallsF32) { run_case(make_case()); }
+TEST_P(FusedPatterns, MatchesReferenceOverTwentyCallsF32) {
+  const auto [op, v, pes] = GetParam();
+  run_case({op, kVariants[v].pattern, kVariants[v].direction, pes});
+}
 
-TEST_P(FusedPatterns, MatchesReferenceBf16) {
-  Case tc = make_case();
-  if (tc.pes != 3) GTEST_SKIP() << "bf16 runs at P = 3 only (the f32 runs cover every P)";
+// One pattern of one op at a fixed P: bf16 inputs, the delay hook, several communicating blocks.
+using OpVariant = std::tuple<OpKind, int /*variant*/>;
+
+Case make_case(const OpVariant& p, int pes) {
+  const auto [op, v] = p;
+  return Case{op, kVariants[v].pattern, kVariants[v].direction, pes};
+}
+
+std::string op_variant_name(const ::testing::TestParamInfo<OpVariant>& info) {
+  const auto [op, v] = info.param;
+  return std::string(ops::to_string(op)) + "_" + ops::to_string(kVariants[v].pattern) + "_" +
+         ops::to_string(kVariants[v].direction);
+}
+
+const auto kGemmOps =
+    ::testing::Values(OpKind::gemm_ar, OpKind::gemm_as, OpKind::ag_gemm, OpKind::gemm_rs);
+
+class FusedPatternsBf16 : public ::testing::TestWithParam<OpVariant> {};
+INSTANTIATE_TEST_SUITE_P(All, FusedPatternsBf16,
+                         ::testing::Combine(kGemmOps, ::testing::Range(0, 7)), op_variant_name);
+
+TEST_P(FusedPatternsBf16, MatchesReferenceAtThreePes) {
+  Case tc = make_case(GetParam(), 3);
   tc.dtype = GemmDtype::bf16;
   tc.calls = 3;
   run_case(tc);
 }
 
-// Every tile's communication starts 2 ms late: the receiving side must wait for each flag, or it
-// reads stale (or the -7 filler) values and the result is wrong.
-TEST_P(FusedPatterns, ReceiverWaitsForDelayedTiles) {
-  Case tc = make_case();
-  if (tc.pes != 3 || tc.pattern == OverlapPattern::bulk_synchronous) {
-    GTEST_SKIP() << "the delay hook is for the pipelined patterns, run at P = 3";
-  }
-  tc.delay_us = 2000;
+// The pipelined patterns (variants 1..6): PE 1 starts every tile's communication 3 ms late, so
+// the PEs receiving from it must wait for each flag, or they read stale (or the -7 filler) values
+// and the result is wrong.
+class FusedPatternsDelayed : public ::testing::TestWithParam<OpVariant> {};
+INSTANTIATE_TEST_SUITE_P(All, FusedPatternsDelayed,
+                         ::testing::Combine(kGemmOps, ::testing::Range(1, 7)), op_variant_name);
+
+TEST_P(FusedPatternsDelayed, ReceiverWaitsForDelayedTiles) {
+  Case tc = make_case(GetParam(), 3);
+  tc.delay_us = 3000;
   tc.calls = 2;
   run_case(tc);
 }
 
-// More communicating blocks than one: the work is split among them.
-TEST_P(FusedPatterns, SplitsCommunicationOverThreeBlocks) {
-  Case tc = make_case();
-  if (tc.pes != 4 || (tc.pattern != OverlapPattern::workgroup_specialized &&
-                      tc.pattern != OverlapPattern::producer_consumer)) {
-    GTEST_SKIP() << "comm_blocks matters to the specialised patterns, run at P = 4";
-  }
+// producer_consumer and workgroup_specialized (variants 1..4) with three communicating blocks:
+// the publishing and receiving steps are split among them.
+class FusedPatternsCommBlocks : public ::testing::TestWithParam<OpVariant> {};
+INSTANTIATE_TEST_SUITE_P(All, FusedPatternsCommBlocks,
+                         ::testing::Combine(kGemmOps, ::testing::Range(1, 5)), op_variant_name);
+
+TEST_P(FusedPatternsCommBlocks, SplitsCommunicationOverThreeBlocks) {
+  Case tc = make_case(GetParam(), 4);
   tc.comm_blocks = 3;
   tc.calls = 4;
   run_case(tc);
@@ -511,7 +532,8 @@ struct NormCase {
   OverlapPattern pattern;
   int pes;
   int calls = 20;
-  int alias = 0;  // 0: y separate, 1: y == x, 2: y == residual
+  int alias = 0;                  // 0: y separate, 1: y == x, 2: y == residual
+  std::uint32_t slow_pe1_us = 0;  // PE 1's stream spins this long before each call
 };
 
 template <class T>
@@ -539,6 +561,9 @@ void run_rmsnorm_typed(Runtime& rt, const Team& team, const NormCase& tc) {
     }
     for (std::size_t j = 0; j < hidden; ++j) w[j] = from_float<T>(wf[j]);
     T* out = tc.alias == 1 ? x.data() : tc.alias == 2 ? res.data() : y.data();
+    if (me == 1 && tc.slow_pe1_us > 0) {
+      rt.stream().enqueue([us = tc.slow_pe1_us] { device::ops::detail::delay_us(us); });
+    }
     ops::all_reduce_rmsnorm(rt, rt.stream(), team, x.data(), res.data(), w.data(), out, rows,
                             hidden, tc.dtype, eps, tc.pattern);
     rt.stream().synchronize();
@@ -596,11 +621,30 @@ TEST_P(AllReduceRmsnormPes, MatchesReferenceOverTwentyCalls) {
   run_rmsnorm({dtype, pattern, pes});
 }
 
-TEST_P(AllReduceRmsnormPes, InPlaceOverXAndOverResidual) {
-  const auto [dtype, pattern, pes] = GetParam();
-  if (pes != 3) GTEST_SKIP() << "aliasing runs at P = 3";
-  run_rmsnorm({dtype, pattern, pes, 3, 1});
-  run_rmsnorm({dtype, pattern, pes, 3, 2});
+using NormVariant = std::tuple<ops::Dtype, OverlapPattern>;
+class AllReduceRmsnormAliasing : public ::testing::TestWithParam<NormVariant> {};
+INSTANTIATE_TEST_SUITE_P(All, AllReduceRmsnormAliasing,
+                         ::testing::Combine(::testing::Values(ops::Dtype::f32, ops::Dtype::bf16,
+                                                              ops::Dtype::f16),
+                                            ::testing::Values(OverlapPattern::bulk_synchronous,
+                                                              OverlapPattern::fused_sequential)),
+                         [](const ::testing::TestParamInfo<NormVariant>& p) {
+                           return std::string(ops::to_string(std::get<0>(p.param))) + "_" +
+                                  ops::to_string(std::get<1>(p.param));
+                         });
+
+TEST_P(AllReduceRmsnormAliasing, InPlaceOverXAndOverResidual) {
+  const auto [dtype, pattern] = GetParam();
+  run_rmsnorm({dtype, pattern, 3, 3, 1});
+  run_rmsnorm({dtype, pattern, 3, 3, 2});
+}
+
+// PE 1 enters every call 5 ms late: the other members must wait for its rows (fused: its flags;
+// bulk: the all_reduce's), or they normalise stale staging and the result is wrong.
+TEST(AllReduceRmsnorm, MembersWaitForASlowMember) {
+  for (OverlapPattern p : {OverlapPattern::bulk_synchronous, OverlapPattern::fused_sequential}) {
+    run_rmsnorm({ops::Dtype::f32, p, 3, 3, 0, 5000});
+  }
 }
 
 TEST(AllReduceRmsnorm, RejectsBadArguments) {

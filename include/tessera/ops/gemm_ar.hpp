@@ -40,12 +40,13 @@ class GemmAr {
   //                          caller's stream waits for the second one (Stream::wait_for);
   //   workgroup_specialized  one kernel, comm_blocks blocks communicate, compute_blocks compute;
   //   fused_sequential       one kernel, each block publishes every tile right after computing it.
-  // The reduction is tile-owned (tile t by PE t mod n_pes): every PE's partial of tile t reaches
-  // its owner (push: put into the owner's heap; pull: the owner reads it in place), the owner
-  // sums in fp32 and every PE receives the sum (push: the owner puts it; pull: every PE reads it).
-  // Throws Error(invalid_argument) on a zero shape, bad options or a pattern/direction that does
-  // not apply (bulk_synchronous with push or pull), Error(transport) when pull is asked for and a
-  // peer is not mapped, Error(out_of_memory) when the heap cannot hold the workspace.
+  // The reduction is owned by rows: C's rows are cut into n_pes shards of ceil(m / n_pes) rows
+  // (the last ones short or empty), PE o owns the tiles of shard o; every PE's partial of a tile
+  // reaches its owner (push: put into the owner's heap; pull: the owner reads it in place), the
+  // owner sums in fp32 and every PE receives the sum (push: the owner puts it; pull: every PE reads
+  // it). Throws Error(invalid_argument) on a zero shape, bad options or a pattern/direction that
+  // does not apply (bulk_synchronous with push or pull), Error(transport) when pull is asked for
+  // and a peer is not mapped, Error(out_of_memory) when the heap cannot hold the workspace.
   GemmAr(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, GemmDtype dtype,
          const GemmArOptions& options = {});
   GemmAr(GemmAr&&) noexcept;
@@ -56,7 +57,9 @@ class GemmAr {
   // its k_local x n, c (any memory, m x n fp32) receives the sum over all PEs (dense, row-major).
   // Once the stream has run it, a and b may be overwritten and c holds the result; no barrier is
   // needed between calls. Every PE makes the same calls in the same order. Throws
-  // Error(invalid_argument) on a null pointer or a dtype other than the one constructed with.
+  // Error(invalid_argument) on a null pointer or a dtype other than the one constructed with;
+  // producer_consumer on a native GPU stream throws Error(backend) (Stream::wait_for is host-only
+  // for now).
   void run(Stream& stream, const float* a, const float* b, float* c);
   void run(Stream& stream, const device::bf16* a, const device::bf16* b, float* c);
 

@@ -57,7 +57,8 @@ class GemmAs {
   // m x n_local * n_pes fp32, dense row-major) receives every PE's block. Once the stream has run
   // it, a and b may be overwritten and c holds the result; no barrier is needed between calls.
   // Every PE makes the same calls in the same order. Throws Error(invalid_argument) on a null
-  // pointer or a dtype other than the one constructed with.
+  // pointer or a dtype other than the one constructed with; producer_consumer on a native GPU
+  // stream throws Error(backend) (Stream::wait_for is host-only for now).
   void run(Stream& stream, const float* a, const float* b, float* c);
   void run(Stream& stream, const device::bf16* a, const device::bf16* b, float* c);
 
