@@ -240,6 +240,28 @@ def test_all_reduce_count_mismatch_between_pes_names_both_calls(rt):
         rt.barrier()
 
 
+def test_all_reduce_count_mismatch_on_a_subteam_fails_at_synchronize(rt):
+    """On a team smaller than the job the agreement check runs on the stream: the call returns and
+    rt.synchronize() raises on every member, naming both calls."""
+    if rt.n_pes < 3:
+        pytest.skip("needs a team of two PEs smaller than the job")
+    # A team no other test uses: after a mismatch its members' epochs may differ.
+    team = rt.team_split_strided(rt.team_world(), 1, 1, rt.n_pes - 1)
+    if not all_mapped(rt, team):
+        pytest.skip("a member's heap is not mapped here (another node)")
+    with rt.zeros(16, "float32") as recv:
+        if team.is_member:
+            count = 5 if team.my_rank == 0 else 6
+            tessera.ops.all_reduce(rt, np.ones(count, np.float32), recv, team=team)
+            with pytest.raises(tessera.InvalidArgumentError,
+                               match=r"PEs made different collective calls on team \(start 1, stride 1, size %d\)"
+                               % team.size) as e:
+                rt.synchronize()
+            assert "PE 1 called ops::all_reduce(5 x f32, sum" in e.value.message
+            assert "PE 2 called ops::all_reduce(6 x f32, sum" in e.value.message
+        rt.barrier()
+
+
 def test_all_reduce_needs_mapped_members(rt):
     world = rt.team_world()
     unmapped = [p for p in range(rt.n_pes) if rt.transport(p) not in ("self", "mapped")]
