@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 
 #include <string>
+#include <tuple>
 
 namespace tessera::python {
 
