@@ -59,10 +59,11 @@ AllReduceAlgo resolve_all_reduce_algo(std::size_t count, Dtype dtype, int team_s
 //
 // Every member makes the same sequence of calls on the team with the same count, dtype, op and
 // algorithm (after `automatic` resolves), in stream order; keep a team's calls on one stream (two
-// calls on one team running at once would share its staging). On a team spanning the whole job the
-// first call on a (recv, count, dtype, op) combination is collective on the host too and checks
-// that every PE makes the same call; later calls only enqueue work. Calls never reset anything
-// (the team's epochs).
+// calls on one team running at once would share its staging). The first call on a (recv, count,
+// dtype, op, algorithm) combination checks that every member makes the same call: on a team
+// spanning the whole job collectively on the host (this call throws), on any other team on the
+// stream (synchronize throws; make a new team after that); later calls only enqueue work. Calls
+// never reset anything (the team's epochs, shared with the team's other collectives).
 //
 // Throws Error(invalid_argument) when this PE is not a member or the team has no workspace (not
 // made by a team maker), count is 0, send is null, recv is not inside a live symmetric heap block

@@ -24,10 +24,10 @@ enum class ReduceScatterAlgo {
 const char* to_string(ReduceScatterAlgo algo) noexcept;
 
 // The block size (bytes per member's block) from which `automatic` picks the ring, measured on the
-// host backend with 2 and 4 PEs (docs/performance.md): below it one_shot's single hop wins
-// (1.1-2x for blocks of 32 KiB ... 2 MiB); from 4 MiB blocks the ring's neighbour-only traffic
-// wins (1.6-2.3x for blocks of 4 ... 32 MiB).
-inline constexpr std::size_t kReduceScatterRingThreshold = std::size_t{4} << 20;
+// host backend with 2 and 4 PEs (docs/performance.md, two noisy runs): from 512 KiB blocks the
+// ring is as fast as one_shot or up to 2.1x faster (neighbour-only writes, pipelined); below it
+// one_shot's single hop is as fast or faster (up to 2x at 32 KiB blocks).
+inline constexpr std::size_t kReduceScatterRingThreshold = std::size_t{512} << 10;
 
 // The algorithm `automatic` resolves to for blocks of `count` elements of `dtype` on a team of
 // `team_size` (reads TESSERA_REDUCESCATTER_ALGO=one_shot|ring|auto; throws
