@@ -233,7 +233,8 @@ def test_all_reduce_count_mismatch_between_pes_names_both_calls(rt):
             tessera.ops.all_reduce(rt, np.ones(count, np.float32), recv)
         assert "ops::all_reduce(5 x f32, sum" in e.value.message
         assert "ops::all_reduce(6 x f32, sum" in e.value.message
-        # The failed check left nothing behind: the same buffer still reduces.
+        # The buffer still reduces, with a combination no PE made before (each PE records its own
+        # combination as checked even when the check fails).
         tessera.ops.all_reduce(rt, np.ones(11, np.float32), recv)
         rt.synchronize()
         assert (np.from_dlpack(recv) == rt.n_pes).all()
