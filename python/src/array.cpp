@@ -94,9 +94,11 @@ Buffer buffer_of(nb::handle obj, bool writable, const char* what, int pe) {
   }
   b.dtype = dtype_from(arr.dtype());
   std::int64_t expected = 1;
+  // An empty array has no elements to be out of order (NumPy gives it arbitrary strides).
+  const bool empty = arr.size() == 0;
   for (std::size_t i = arr.ndim(); i-- > 0;) {
     b.shape.insert(b.shape.begin(), arr.shape(i));
-    if (arr.shape(i) != 1 && arr.stride(i) != expected) {
+    if (!empty && arr.shape(i) != 1 && arr.stride(i) != expected) {
       fail(ErrorCode::invalid_argument, pe,
            std::string(what) +
                ": the array is not contiguous (C order); pass numpy.ascontiguousarray(x) or "

@@ -6,10 +6,12 @@
 #include "device_context.hpp"
 #include "interrupt.hpp"
 #include "runtime.hpp"
+#include "team.hpp"
 
 namespace tessera::python {
 void bind_errors(nb::module_& m);
 void bind_ops(nb::module_& m);
+void bind_collectives(nb::module_& m);
 void bind_bench(nb::module_& m);
 void bind_proxy_wire(nb::module_& m);
 }  // namespace tessera::python
@@ -21,9 +23,12 @@ NB_MODULE(_tessera, m) {
   m.attr("TRITON_CONTEXT_WORDS") = tp::triton_context_layout();
   tp::bind_errors(m);
   tp::bind_array(m);
+  tp::bind_team(m);
   tp::bind_runtime(m);
-  nanobind::module_ ops = m.def_submodule("ops", "Fused compute-communication ops.");
+  nanobind::module_ ops =
+      m.def_submodule("ops", "Collectives on teams and fused compute-communication ops.");
   tp::bind_ops(ops);
+  tp::bind_collectives(ops);
   tp::bind_bench(m);
   tp::bind_proxy_wire(m);
   m.def(

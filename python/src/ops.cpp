@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "array.hpp"
+#include "overlap.hpp"
 #include "runtime.hpp"
 #include "tessera/ops.hpp"
 
@@ -61,6 +62,8 @@ struct Owned {
 
 using PyAgGemm = Owned<ops::AgGemm>;
 using PyGemmRs = Owned<ops::GemmRs>;
+using PyGemmAr = Owned<ops::GemmAr>;
+using PyGemmAs = Owned<ops::GemmAs>;
 using PyMoe = Owned<ops::MoeBuffer>;
 
 struct PyMoeHandle {
@@ -113,6 +116,13 @@ ops::AgGemmVariant variant_from(const std::string& v) {
        "AgGemm: variant must be 'automatic', 'push' or 'pull', not '" + v + "'");
 }
 
+// Makes the op without the GIL: its constructor allocates collectively.
+template <class Op, class... Args>
+std::shared_ptr<Op> make_op(Args&&... args) {
+  nb::gil_scoped_release unlocked;
+  return std::make_shared<Op>(std::forward<Args>(args)...);
+}
+
 // A view of MoE output memory (heap, owned by the MoeBuffer) as a tessera.Array.
 Array moe_view(const PyMoeHandle& h, const void* data, std::vector<std::size_t> shape,
                const char* dtype) {
@@ -131,6 +141,79 @@ Array moe_view(const PyMoeHandle& h, const void* data, std::vector<std::size_t> 
 }
 
 const char* moe_name(ops::MoeDtype d) { return d == ops::MoeDtype::f32 ? "float32" : "bfloat16"; }
+
+// The shapes run() checks: GemmAr a (m, k_local), b (k_local, n), c (m, n); GemmAs a (m, k),
+// b (k, n_local), c (m, n_local * n_pes).
+struct GemmShapes {
+  std::size_t a_rows, a_cols, b_rows, b_cols, c_rows, c_cols;
+};
+GemmShapes shapes_of(const ops::GemmAr& op, int) {
+  return {op.m(), op.k_local(), op.k_local(), op.n(), op.m(), op.n()};
+}
+GemmShapes shapes_of(const ops::GemmAs& op, int n_pes) {
+  return {op.m(),       op.k(), op.k(),
+          op.n_local(), op.m(), op.n_local() * static_cast<std::size_t>(n_pes)};
+}
+
+// GemmAr and GemmAs: the same options, constructor arguments (m, the second and third shape
+// argument named n_name and k_name) and run(a, b, c).
+template <class Op, class Options>
+void bind_fused_gemm(nb::module_& m, const char* name, const char* doc, const char* n_name,
+                     const char* k_name) {
+  using Py = Owned<Op>;
+  nb::class_<Py>(m, name, doc)
+      .def(
+          "__init__",
+          [name](Py* self, const PyRuntime& s, std::size_t mm, std::size_t n, std::size_t k,
+                 nb::handle dtype, const std::string& pattern, const std::string& direction,
+                 int comm_blocks, int compute_blocks) {
+            Runtime& rt = s.rt();
+            Options o;
+            o.pattern = pattern_from(pattern, name, rt.pe());
+            o.direction = direction_from(direction, name, rt.pe());
+            o.comm_blocks = comm_blocks;
+            o.compute_blocks = compute_blocks;
+            auto op = make_op<Op>(rt, mm, n, k, gemm_dtype(dtype), o);
+            new (self) Py(s.state, std::move(op));
+          },
+          "rt"_a, "m"_a, nb::arg(n_name), nb::arg(k_name), "dtype"_a = "float32",
+          "pattern"_a = "auto", "direction"_a = "auto", "comm_blocks"_a = 1, "compute_blocks"_a = 3,
+          "Collective. pattern: 'auto', 'bulk_synchronous', 'producer_consumer', "
+          "'workgroup_specialized' or 'fused_sequential'; direction: 'auto', 'push' or 'pull' "
+          "(not with bulk_synchronous); comm_blocks / compute_blocks: the blocks that "
+          "communicate and those that compute.")
+      .def(
+          "run",
+          [name](Py& self, nb::handle a, nb::handle b, nb::handle c) {
+            const std::string run = std::string(name) + ".run";
+            auto& op = self.get(run.c_str());
+            Runtime& rt = self.state->rt;
+            const char* dt = gemm_name(op.dtype());
+            const GemmShapes sh = shapes_of(op, rt.n_pes());
+            Buffer ab = buffer_of(a, false, (run + " (a)").c_str(), rt.pe());
+            Buffer bb = buffer_of(b, false, (run + " (b)").c_str(), rt.pe());
+            Buffer cb = buffer_of(c, true, (run + " (c)").c_str(), rt.pe());
+            expect(ab, sh.a_rows, sh.a_cols, dt, run.c_str(), "a", rt.pe());
+            expect(bb, sh.b_rows, sh.b_cols, dt, run.c_str(), "b", rt.pe());
+            expect(cb, sh.c_rows, sh.c_cols, "float32", run.c_str(), "c", rt.pe());
+            run_gemm(op, *self.state, ab, bb, cb);
+          },
+          "a"_a, "b"_a, "c"_a,
+          "Stream-ordered: c = the op's result (fp32); rt.synchronize() waits.")
+      .def_prop_ro(
+          "pattern",
+          [name](Py& self) { return std::string(ops::to_string(self.get(name).pattern())); },
+          "The overlap pattern chosen (never 'automatic').")
+      .def_prop_ro(
+          "direction",
+          [name](Py& self) { return std::string(ops::to_string(self.get(name).direction())); },
+          "'push' or 'pull' ('automatic' for bulk_synchronous, whose collective picks).")
+      .def("free", &Py::free, "Collective: waits for the stream, frees the workspace.")
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__exit__", [](Py& self, nb::args) {
+        if (self.op && self.state->alive) self.free();
+      });
+}
 
 }  // namespace
 
@@ -167,19 +250,35 @@ void bind_ops(nb::module_& m) {
       .def(
           "__init__",
           [](PyAgGemm* self, const PyRuntime& s, std::size_t mm, std::size_t n_local, std::size_t k,
-             nb::handle dtype, const std::string& variant) {
+             nb::handle dtype, const std::string& variant, const std::string& pattern,
+             const std::string& direction, int comm_blocks, int compute_blocks) {
             Runtime& rt = s.rt();
             ops::AgGemmOptions o;
             o.variant = variant_from(variant);
-            const auto d = gemm_dtype(dtype);
-            std::shared_ptr<ops::AgGemm> op;
-            {
-              nb::gil_scoped_release unlocked;
-              op = std::make_shared<ops::AgGemm>(rt, mm, n_local, k, d, o);
+            o.pattern = pattern_from(pattern, "AgGemm", rt.pe());
+            o.comm_blocks = comm_blocks;
+            o.compute_blocks = compute_blocks;
+            // direction is the variant's other name, shared with the other fused ops.
+            const ops::CommDirection dir = direction_from(direction, "AgGemm", rt.pe());
+            if (dir != ops::CommDirection::automatic) {
+              const auto v = dir == ops::CommDirection::push ? ops::AgGemmVariant::push
+                                                             : ops::AgGemmVariant::pull;
+              if (o.variant != ops::AgGemmVariant::automatic && o.variant != v) {
+                fail(ErrorCode::invalid_argument, rt.pe(),
+                     "AgGemm: variant '" + variant + "' and direction '" + direction +
+                         "' disagree (they name the same choice: pass one)");
+              }
+              o.variant = v;
             }
+            auto op = make_op<ops::AgGemm>(rt, mm, n_local, k, gemm_dtype(dtype), o);
             new (self) PyAgGemm(s.state, std::move(op));
           },
-          "rt"_a, "m"_a, "n_local"_a, "k"_a, "dtype"_a = "float32", "variant"_a = "automatic")
+          "rt"_a, "m"_a, "n_local"_a, "k"_a, "dtype"_a = "float32", "variant"_a = "automatic",
+          "pattern"_a = "auto", "direction"_a = "auto", "comm_blocks"_a = 1, "compute_blocks"_a = 3,
+          "Collective. pattern: 'auto', 'bulk_synchronous', 'producer_consumer', "
+          "'workgroup_specialized' or 'fused_sequential'; direction (or variant, its older name): "
+          "'auto', 'push' or 'pull'; comm_blocks / compute_blocks: the blocks that gather and "
+          "those that compute.")
       .def(
           "run",
           [](PyAgGemm& self, nb::handle a, nb::handle b, nb::handle c) {
@@ -200,6 +299,14 @@ void bind_ops(nb::module_& m) {
       .def_prop_ro(
           "variant",
           [](PyAgGemm& self) { return std::string(ops::to_string(self.get("AgGemm").variant())); })
+      .def_prop_ro(
+          "direction",
+          [](PyAgGemm& self) { return std::string(ops::to_string(self.get("AgGemm").variant())); },
+          "'push' or 'pull' (the variant chosen).")
+      .def_prop_ro(
+          "pattern",
+          [](PyAgGemm& self) { return std::string(ops::to_string(self.get("AgGemm").pattern())); },
+          "The overlap pattern chosen (never 'automatic').")
       .def("free", &PyAgGemm::free, "Collective: waits for the stream, frees the workspace.")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyAgGemm& self, nb::args) {
@@ -213,17 +320,19 @@ void bind_ops(nb::module_& m) {
       .def(
           "__init__",
           [](PyGemmRs* self, const PyRuntime& s, std::size_t mm, std::size_t n, std::size_t k_local,
-             nb::handle dtype) {
+             nb::handle dtype, const std::string& pattern, const std::string& direction,
+             int comm_blocks) {
             Runtime& rt = s.rt();
-            const auto d = gemm_dtype(dtype);
-            std::shared_ptr<ops::GemmRs> op;
-            {
-              nb::gil_scoped_release unlocked;
-              op = std::make_shared<ops::GemmRs>(rt, mm, n, k_local, d);
-            }
+            ops::GemmRsOptions o;
+            o.pattern = pattern_from(pattern, "GemmRs", rt.pe());
+            o.direction = direction_from(direction, "GemmRs", rt.pe());
+            o.comm_blocks = comm_blocks;
+            auto op = make_op<ops::GemmRs>(rt, mm, n, k_local, gemm_dtype(dtype), o);
             new (self) PyGemmRs(s.state, std::move(op));
           },
-          "rt"_a, "m"_a, "n"_a, "k_local"_a, "dtype"_a = "float32")
+          "rt"_a, "m"_a, "n"_a, "k_local"_a, "dtype"_a = "float32", "pattern"_a = "auto",
+          "direction"_a = "auto", "comm_blocks"_a = 1,
+          "Collective. pattern, direction and comm_blocks as for AgGemm.")
       .def(
           "run",
           [](PyGemmRs& self, nb::handle a, nb::handle b, nb::handle c) {
@@ -240,11 +349,32 @@ void bind_ops(nb::module_& m) {
             run_gemm(op, *self.state, ab, bb, cb);
           },
           "a"_a, "b"_a, "c"_a, "Stream-ordered: c = this PE's rows of sum over PEs of a @ b.")
+      .def_prop_ro(
+          "pattern",
+          [](PyGemmRs& self) { return std::string(ops::to_string(self.get("GemmRs").pattern())); },
+          "The overlap pattern chosen (never 'automatic').")
+      .def_prop_ro(
+          "direction",
+          [](PyGemmRs& self) {
+            return std::string(ops::to_string(self.get("GemmRs").direction()));
+          },
+          "'push' or 'pull' ('automatic' for bulk_synchronous, whose collective picks).")
       .def("free", &PyGemmRs::free, "Collective: waits for the stream, frees the workspace.")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyGemmRs& self, nb::args) {
         if (self.op && self.state->alive) self.free();
       });
+
+  bind_fused_gemm<ops::GemmAr, ops::GemmArOptions>(
+      m, "GemmAr",
+      "C[m, n] = all_reduce over PEs of A[m, k_local] @ B[k_local, n] (fp32 on every PE), the "
+      "reduction overlapped with the GEMM as `pattern` says. Collective to make and to free.",
+      "n", "k_local");
+  bind_fused_gemm<ops::GemmAs, ops::GemmAsOptions>(
+      m, "GemmAs",
+      "C[m, n_local * P]: each PE computes its column block A[m, k] @ B[k, n_local] and "
+      "all-scatters it, so every PE holds all of C (fp32). Collective to make and to free.",
+      "n_local", "k");
 
   nb::class_<PyMoeHandle>(
       m, "MoeHandle",

@@ -15,6 +15,7 @@
 #include "device_context.hpp"
 #include "dtype.hpp"
 #include "fill.hpp"
+#include "team.hpp"
 #include "tessera/job_report.hpp"
 #include "tessera/stream_rma.hpp"
 
@@ -324,6 +325,19 @@ void bind_runtime(nb::module_& m) {
           "_triton_context_words", [](const PyRuntime& s) { return triton_context_words(s.rt()); },
           "The flat context's words (tessera.TRITON_CONTEXT_WORDS); rt.triton_context() makes "
           "the tensor.")
+      .def("team_world", &team_world,
+           "Every PE of the job, ranked by world PE. Collective the first time (it allocates the "
+           "team's ~2 MiB workspace from the heap, held until finalize); later calls return the "
+           "same team.")
+      .def("team_node", &team_node,
+           "The PEs of this PE's node. Collective over every PE the first time, like "
+           "team_world; raises InvalidArgumentError when a node's PEs are not evenly spaced.")
+      .def("team_split_strided", &team_split_strided, "parent"_a, "start"_a, "stride"_a, "size"_a,
+           "The members of `parent` of ranks start, start + stride, ... (size of them), as "
+           "OpenSHMEM's shmem_team_split_strided. Collective over every PE (members or not, same "
+           "arguments everywhere) the first time for these arguments; later calls return the "
+           "same team. A non-member gets a team with my_rank == -1. Raises InvalidArgumentError "
+           "when size < 1, start < 0, stride < 1 or the last rank lies outside the parent.")
       .def(
           "check_device",
           [](const PyRuntime& s) {

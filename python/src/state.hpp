@@ -4,11 +4,14 @@
 
 #include <nanobind/nanobind.h>
 
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tessera/runtime.hpp"
+#include "tessera/team.hpp"
 
 namespace tessera::python {
 
@@ -25,6 +28,13 @@ struct RuntimeState {
   // in garbage-collector order, which differs between PEs. They go after finalize, when freeing
   // is a no-op.
   std::vector<std::shared_ptr<void>> dropped;
+  // The teams made so far, in the order they were made (the same on every PE, since making one
+  // is collective): each holds heap workspace until finalize, so the same call returns the same
+  // team. world_team / node_team are indices into teams, or -1 before the first such call.
+  std::vector<Team> teams;
+  int world_team = -1;
+  int node_team = -1;
+  std::map<std::tuple<int, int, int, int>, int> split_teams;  // (parent, start, stride, size)
 
   // Throws Error(invalid_argument) once finalize ran.
   void check_alive(const char* what) const;

@@ -5,8 +5,8 @@ torch.distributed (gloo, CPU tensors). Run it under a launcher, like tessera-ben
 
 Benches: `overhead` (rt.barrier() and ops.all_gather + synchronize at small sizes, the Python
 loop against the same loop in C++: the µs the binding adds per call), `all_gather` (ops.all_gather
-vs torch.distributed.all_gather), `all_to_all` (an exchange of equal chunks by rt.put, as Tessera
-has no all-to-all op, vs torch.distributed.all_to_all_single). Rows carry tessera-bench's fields
+vs torch.distributed.all_gather), `all_to_all` (tessera.ops.all_to_all, and an exchange of equal
+chunks by rt.put, vs torch.distributed.all_to_all_single). Rows carry tessera-bench's fields
 (`bench`, `variant`, `pes`, `bytes`, `iters`, `time_us`, `limit_time_us`, `peer_time_us`,
 `fraction_of_limit`, `speedup_vs_peer`) plus the bench's own; PE 0 prints them. `bytes` is what
 each PE sends."""
@@ -143,6 +143,20 @@ def bench_all_to_all(rt, sizes, iters, dist):
                 rt.barrier()
 
             ours = per_call_us(rt, exchange, iters)
+        # tessera.ops.all_to_all (int32 elements: the same bytes in whole int32s) reads and writes
+        # peers' heaps directly, so it runs only when every peer is mapped (one node).
+        words = max(1, chunk // 4)
+        ours_op = None
+        if all(rt.transport(p) in ("self", "mapped") for p in range(rt.n_pes)):
+            send32 = np.ones(rt.n_pes * words, np.int32)
+            with rt.empty(rt.n_pes * words, "int32") as recv32:
+
+                def op_call():
+                    tessera.ops.all_to_all(rt, send32, recv32)
+                    rt.synchronize()
+
+                ours_op = per_call_us(rt, op_call, iters)
+                rt.barrier()
         peer = None
         if dist is not None:
             import torch
@@ -152,6 +166,9 @@ def bench_all_to_all(rt, sizes, iters, dist):
             peer = per_call_us(rt, lambda: dist.all_to_all_single(out, t), iters)
         rows.append(row("python_all_to_all", "put_exchange", rt, chunk * rt.n_pes, iters, ours,
                         peer, peer_note="torch.distributed not importable"))
+        if ours_op is not None:
+            rows.append(row("python_all_to_all", "ops", rt, words * 4 * rt.n_pes, iters, ours_op,
+                            peer, peer_note="torch.distributed not importable"))
     return rows
 
 

@@ -3,32 +3,56 @@
     t = tessera.torch.empty(rt, (m, k), dtype=torch.bfloat16)    # a torch.Tensor on the heap
     c = tessera.torch.ag_gemm(rt, a_shard, b)                     # torch.ops.tessera.ag_gemm
     tessera.torch.all_gather(rt, send, recv)                      # torch.ops.tessera.all_gather_
+    tessera.torch.all_reduce(rt, send, recv, op="sum")            # torch.ops.tessera.all_reduce_
+    tessera.torch.reduce_scatter / all_to_all / all_to_all_v / broadcast   # tessera::<name>_
+    y = tessera.torch.all_reduce_rmsnorm(rt, x, residual, weight)  # tessera::all_reduce_rmsnorm
+    c = tessera.torch.gemm_ar(rt, a, b, pattern="auto")           # tessera::gemm_ar (and gemm_as)
     c = tessera.torch.gemm_rs(rt, a, b)                           # torch.ops.tessera.gemm_rs
     ex, counts = tessera.torch.moe_dispatch(rt, x, idx, w, num_experts=E)  # tessera::moe_dispatch
     y = tessera.torch.moe_combine(rt, expert_out, w, num_experts=E)       # tessera::moe_combine
 
 The custom ops have fake (meta) implementations, so they trace into ``torch.compile`` graphs.
-A custom op cannot take a Runtime, so it takes the runtime's handle (``handle(rt)``); the
-functions here pass it. Each op completes before it returns (it synchronizes the stream).
+A custom op cannot take a Runtime or a Team, so it takes their handles (``handle(rt)``,
+``handle(team)``; team handle 0 is every PE); the functions here pass them. Each op completes
+before it returns (it synchronizes the stream).
 """
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch as _torch
 
+from . import _tessera
 from . import ops as _ops
 
 _RUNTIMES: dict[int, object] = {}
+_TEAMS: dict[int, object] = {}  # handle -> tessera.Team (0, every PE, is not registered)
 _AG_GEMMS: dict[tuple, object] = {}  # op workspaces (AgGemm, GemmRs, MoeBuffer) by shape
 _MOE_HANDLES: dict[tuple, object] = {}  # MoeBuffer key -> its last dispatch's MoeHandle
 _ARRAYS: dict[int, object] = {}  # data_ptr -> tessera.Array of tensors made by empty/zeros
 
 
 def handle(rt) -> int:
-    """The integer the custom ops know `rt` by (registered on first use)."""
+    """The integer the custom ops know `rt` (a Runtime) or a tessera.Team by (registered on first
+    use); ``handle(None)`` is 0, the team of every PE."""
+    if rt is None:
+        return 0
     key = id(rt)
-    _RUNTIMES[key] = rt
+    if isinstance(rt, _tessera.Team):
+        _TEAMS[key] = rt
+    else:
+        _RUNTIMES[key] = rt
     return key
+
+
+def _team(key: int):
+    if key == 0:
+        return None
+    team = _TEAMS.get(key)
+    if team is None:
+        raise RuntimeError(f"tessera.torch: team handle {key} is unknown (pass handle(team))")
+    return team
 
 
 def _runtime(key: int):
@@ -78,49 +102,164 @@ def _(send, recv, rt_handle):
     return None
 
 
-@_torch.library.custom_op("tessera::ag_gemm", mutates_args=())
-def _ag_gemm(a_shard: _torch.Tensor, b: _torch.Tensor, rt_handle: int) -> _torch.Tensor:
+@_torch.library.custom_op("tessera::all_reduce_", mutates_args=("recv",))
+def _all_reduce(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int, op: str = "sum",
+                algo: str = "auto", team: int = 0) -> None:
     rt = _runtime(rt_handle)
-    rows, k = a_shard.shape
-    n_local = b.shape[1]
-    m = rows * rt.n_pes
-    dtype = _dtype_name(a_shard.dtype)
-    key = (rt_handle, m, n_local, k, dtype)
-    op = _AG_GEMMS.get(key)
-    if op is None:  # collective: every PE makes the same calls, so they build it together
-        op = _AG_GEMMS[key] = _ops.AgGemm(rt, m, n_local, k, dtype)
-    c = _torch.empty((m, n_local), dtype=_torch.float32)
-    op.run(a_shard.detach(), b.detach(), c)
+    _ops.all_reduce(rt, send.detach(), recv.detach(), op=op, algo=algo, team=_team(team))
     rt.synchronize()
+
+
+@_all_reduce.register_fake
+def _(send, recv, rt_handle, op="sum", algo="auto", team=0):
+    return None
+
+
+def _fused_gemm(kind, make, rt_handle, shape, dtype, pattern, direction, comm_blocks):
+    """The cached op of this kind, shape and options (collective to make: every PE makes the same
+    calls, so they build it together)."""
+    key = (kind, rt_handle, *shape, dtype, pattern, direction, comm_blocks)
+    op = _AG_GEMMS.get(key)
+    if op is None:
+        op = _AG_GEMMS[key] = make(_runtime(rt_handle), *shape, dtype, pattern=pattern,
+                                   direction=direction, comm_blocks=comm_blocks)
+    return op
+
+
+def _run_gemm(op, rt_handle, a, b, c_shape):
+    c = _torch.empty(c_shape, dtype=_torch.float32)
+    op.run(a.detach(), b.detach(), c)
+    _runtime(rt_handle).synchronize()
     return c
 
 
+@_torch.library.custom_op("tessera::ag_gemm", mutates_args=())
+def _ag_gemm(a_shard: _torch.Tensor, b: _torch.Tensor, rt_handle: int, pattern: str = "auto",
+             direction: str = "auto", comm_blocks: int = 1) -> _torch.Tensor:
+    rows, k = a_shard.shape
+    m = rows * _runtime(rt_handle).n_pes
+    op = _fused_gemm("ag_gemm", _ops.AgGemm, rt_handle, (m, b.shape[1], k), _dtype_name(a_shard.dtype),
+                     pattern, direction, comm_blocks)
+    return _run_gemm(op, rt_handle, a_shard, b, (m, b.shape[1]))
+
+
 @_ag_gemm.register_fake
-def _(a_shard, b, rt_handle):
+def _(a_shard, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
     # The world size is not in the op's arguments: a fake tensor's rows come from the runtime.
     n_pes = _runtime(rt_handle).n_pes
     return a_shard.new_empty((a_shard.shape[0] * n_pes, b.shape[1]), dtype=_torch.float32)
 
 
 @_torch.library.custom_op("tessera::gemm_rs", mutates_args=())
-def _gemm_rs(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int) -> _torch.Tensor:
-    rt = _runtime(rt_handle)
+def _gemm_rs(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int, pattern: str = "auto",
+             direction: str = "auto", comm_blocks: int = 1) -> _torch.Tensor:
     m, k_local = a.shape
-    n = b.shape[1]
-    dtype = _dtype_name(a.dtype)
-    key = ("gemm_rs", rt_handle, m, n, k_local, dtype)
-    op = _AG_GEMMS.get(key)
-    if op is None:  # collective, like ag_gemm's
-        op = _AG_GEMMS[key] = _ops.GemmRs(rt, m, n, k_local, dtype)
-    c = _torch.empty((m // rt.n_pes, n), dtype=_torch.float32)
-    op.run(a.detach(), b.detach(), c)
-    rt.synchronize()
-    return c
+    op = _fused_gemm("gemm_rs", _ops.GemmRs, rt_handle, (m, b.shape[1], k_local), _dtype_name(a.dtype),
+                     pattern, direction, comm_blocks)
+    return _run_gemm(op, rt_handle, a, b, (m // _runtime(rt_handle).n_pes, b.shape[1]))
 
 
 @_gemm_rs.register_fake
-def _(a, b, rt_handle):
+def _(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
     return a.new_empty((a.shape[0] // _runtime(rt_handle).n_pes, b.shape[1]), dtype=_torch.float32)
+
+
+@_torch.library.custom_op("tessera::gemm_ar", mutates_args=())
+def _gemm_ar(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int, pattern: str = "auto",
+             direction: str = "auto", comm_blocks: int = 1) -> _torch.Tensor:
+    m, k_local = a.shape
+    op = _fused_gemm("gemm_ar", _ops.GemmAr, rt_handle, (m, b.shape[1], k_local), _dtype_name(a.dtype),
+                     pattern, direction, comm_blocks)
+    return _run_gemm(op, rt_handle, a, b, (m, b.shape[1]))
+
+
+@_gemm_ar.register_fake
+def _(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=_torch.float32)
+
+
+@_torch.library.custom_op("tessera::gemm_as", mutates_args=())
+def _gemm_as(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int, pattern: str = "auto",
+             direction: str = "auto", comm_blocks: int = 1) -> _torch.Tensor:
+    m, k = a.shape
+    n_local = b.shape[1]
+    op = _fused_gemm("gemm_as", _ops.GemmAs, rt_handle, (m, n_local, k), _dtype_name(a.dtype), pattern,
+                     direction, comm_blocks)
+    return _run_gemm(op, rt_handle, a, b, (m, n_local * _runtime(rt_handle).n_pes))
+
+
+@_gemm_as.register_fake
+def _(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
+    return a.new_empty((a.shape[0], b.shape[1] * _runtime(rt_handle).n_pes), dtype=_torch.float32)
+
+
+@_torch.library.custom_op("tessera::reduce_scatter_", mutates_args=("recv",))
+def _reduce_scatter(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int, op: str = "sum",
+                    algo: str = "auto", team: int = 0) -> None:
+    rt = _runtime(rt_handle)
+    _ops.reduce_scatter(rt, send.detach(), recv.detach(), op=op, algo=algo, team=_team(team))
+    rt.synchronize()
+
+
+@_reduce_scatter.register_fake
+def _(send, recv, rt_handle, op="sum", algo="auto", team=0):
+    return None
+
+
+@_torch.library.custom_op("tessera::all_to_all_", mutates_args=("recv",))
+def _all_to_all(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int, team: int = 0) -> None:
+    rt = _runtime(rt_handle)
+    _ops.all_to_all(rt, send.detach(), recv.detach(), team=_team(team))
+    rt.synchronize()
+
+
+@_all_to_all.register_fake
+def _(send, recv, rt_handle, team=0):
+    return None
+
+
+@_torch.library.custom_op("tessera::all_to_all_v_", mutates_args=("recv", "recv_counts", "recv_offsets"))
+def _all_to_all_v(send: _torch.Tensor, send_counts: _torch.Tensor, recv: _torch.Tensor,
+                  recv_counts: _torch.Tensor, recv_offsets: _torch.Tensor, rt_handle: int,
+                  team: int = 0) -> None:
+    rt = _runtime(rt_handle)
+    _ops.all_to_all_v(rt, send.detach(), send_counts.detach(), recv.detach(), recv_counts.detach(),
+                      recv_offsets.detach(), team=_team(team))
+    rt.synchronize()
+
+
+@_all_to_all_v.register_fake
+def _(send, send_counts, recv, recv_counts, recv_offsets, rt_handle, team=0):
+    return None
+
+
+@_torch.library.custom_op("tessera::broadcast_", mutates_args=("recv",))
+def _broadcast(send: Optional[_torch.Tensor], recv: _torch.Tensor, rt_handle: int, root: int = 0,
+               team: int = 0) -> None:
+    rt = _runtime(rt_handle)
+    _ops.broadcast(rt, None if send is None else send.detach(), recv.detach(), root=root, team=_team(team))
+    rt.synchronize()
+
+
+@_broadcast.register_fake
+def _(send, recv, rt_handle, root=0, team=0):
+    return None
+
+
+@_torch.library.custom_op("tessera::all_reduce_rmsnorm", mutates_args=())
+def _all_reduce_rmsnorm(x: _torch.Tensor, residual: _torch.Tensor, weight: _torch.Tensor, rt_handle: int,
+                        eps: float = 1e-6, pattern: str = "auto", team: int = 0) -> _torch.Tensor:
+    rt = _runtime(rt_handle)
+    y = _torch.empty_like(x)
+    _ops.all_reduce_rmsnorm(rt, x.detach(), residual.detach(), weight.detach(), y, eps=eps, pattern=pattern,
+                            team=_team(team))
+    rt.synchronize()
+    return y
+
+
+@_all_reduce_rmsnorm.register_fake
+def _(x, residual, weight, rt_handle, eps=1e-6, pattern="auto", team=0):
+    return _torch.empty_like(x)
 
 
 def _moe_buffer(rt_handle, max_tokens_per_pe, hidden, topk, num_experts, dtype):
@@ -172,9 +311,56 @@ def _(expert_out, topk_weight, rt_handle, num_experts, max_tokens_per_pe):
     return expert_out.new_empty((topk_weight.shape[0], expert_out.shape[1]))
 
 
-def gemm_rs(rt, a: _torch.Tensor, b: _torch.Tensor) -> _torch.Tensor:
+def gemm_rs(rt, a: _torch.Tensor, b: _torch.Tensor, pattern: str = "auto", direction: str = "auto",
+            comm_blocks: int = 1) -> _torch.Tensor:
     """This PE's rows of sum over PEs of a @ b, in fp32 (float32 or bfloat16 inputs)."""
-    return _torch.ops.tessera.gemm_rs(a, b, handle(rt))
+    return _torch.ops.tessera.gemm_rs(a, b, handle(rt), pattern, direction, comm_blocks)
+
+
+def gemm_ar(rt, a: _torch.Tensor, b: _torch.Tensor, pattern: str = "auto", direction: str = "auto",
+            comm_blocks: int = 1) -> _torch.Tensor:
+    """Sum over PEs of a @ b (m x n, fp32) on every PE; the GemmAr is cached per shape and options."""
+    return _torch.ops.tessera.gemm_ar(a, b, handle(rt), pattern, direction, comm_blocks)
+
+
+def gemm_as(rt, a: _torch.Tensor, b: _torch.Tensor, pattern: str = "auto", direction: str = "auto",
+            comm_blocks: int = 1) -> _torch.Tensor:
+    """Every PE's a @ b_local side by side (m x n_local * n_pes, fp32; PE p's block at columns
+    p * n_local) on every PE; the GemmAs is cached per shape and options."""
+    return _torch.ops.tessera.gemm_as(a, b, handle(rt), pattern, direction, comm_blocks)
+
+
+def reduce_scatter(rt, send: _torch.Tensor, recv: _torch.Tensor, op: str = "sum", algo: str = "auto",
+                   team=None) -> None:
+    """recv (symmetric) receives the reduction over members of their block my_rank of send
+    (team.size equal blocks); complete on return."""
+    _torch.ops.tessera.reduce_scatter_(send, recv, handle(rt), op, algo, handle(team))
+
+
+def all_to_all(rt, send: _torch.Tensor, recv: _torch.Tensor, team=None) -> None:
+    """recv (symmetric) receives block r of send from rank r (team.size equal blocks); complete on
+    return."""
+    _torch.ops.tessera.all_to_all_(send, recv, handle(rt), handle(team))
+
+
+def all_to_all_v(rt, send, send_counts, recv, recv_counts, recv_offsets, team=None) -> None:
+    """Counts per peer (int64 / uint64 tensors of team.size): recv (symmetric) receives the blocks
+    packed in source-rank order, recv_counts / recv_offsets say where; complete on return."""
+    _torch.ops.tessera.all_to_all_v_(send, send_counts, recv, recv_counts, recv_offsets, handle(rt),
+                                     handle(team))
+
+
+def broadcast(rt, send, recv: _torch.Tensor, root: int = 0, team=None) -> None:
+    """recv (symmetric) receives team rank root's send (None elsewhere is fine); complete on
+    return."""
+    _torch.ops.tessera.broadcast_(send, recv, handle(rt), root, handle(team))
+
+
+def all_reduce_rmsnorm(rt, x, residual, weight, eps: float = 1e-6, pattern: str = "auto",
+                       team=None) -> _torch.Tensor:
+    """rmsnorm(all_reduce(x) + residual) * weight row by row (a new tensor like x; fp32 math)."""
+    return _torch.ops.tessera.all_reduce_rmsnorm(x, residual, weight, handle(rt), eps, pattern,
+                                                 handle(team))
 
 
 def moe_dispatch(rt, x, topk_idx, topk_weight, num_experts, max_tokens_per_pe=None):
@@ -196,15 +382,24 @@ def all_gather(rt, send: _torch.Tensor, recv: _torch.Tensor) -> None:
     _torch.ops.tessera.all_gather_(send, recv, handle(rt))
 
 
-def ag_gemm(rt, a_shard: _torch.Tensor, b: _torch.Tensor) -> _torch.Tensor:
+def all_reduce(rt, send: _torch.Tensor, recv: _torch.Tensor, op: str = "sum", algo: str = "auto",
+               team=None) -> None:
+    """recv (symmetric, at least send's size, same dtype) receives the reduction (op "sum", "max",
+    "min", "prod" for integers) of every member's send over `team` (None: every PE); send may be
+    recv. Complete on return."""
+    _torch.ops.tessera.all_reduce_(send, recv, handle(rt), op, algo, handle(team))
+
+
+def ag_gemm(rt, a_shard: _torch.Tensor, b: _torch.Tensor, pattern: str = "auto", direction: str = "auto",
+            comm_blocks: int = 1) -> _torch.Tensor:
     """all_gather(a_shard) @ b in fp32 (float32 or bfloat16 inputs), the gather overlapped."""
-    return _torch.ops.tessera.ag_gemm(a_shard, b, handle(rt))
+    return _torch.ops.tessera.ag_gemm(a_shard, b, handle(rt), pattern, direction, comm_blocks)
 
 
 def release(rt) -> None:
     """Frees (collectively) the op workspaces cached for `rt`; call before rt.finalize()."""
     key = handle(rt)
-    for k in [k for k in _AG_GEMMS if key in k[:2]]:
+    for k in [k for k in _AG_GEMMS if k[1] == key]:
         _MOE_HANDLES.pop(k, None)
         _AG_GEMMS.pop(k).free()
     _RUNTIMES.pop(key, None)

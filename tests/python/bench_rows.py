@@ -18,7 +18,8 @@ def test_bench_rows_carry_the_tessera_bench_fields():
         return
     benches = {(r["bench"], r["variant"]) for r in rows}
     assert {("python_overhead", "barrier"), ("python_overhead", "all_gather"),
-            ("python_all_gather", "numpy"), ("python_all_to_all", "put_exchange")} <= benches
+            ("python_all_gather", "numpy"), ("python_all_to_all", "put_exchange"),
+            ("python_all_to_all", "ops")} <= benches
     for r in rows:
         assert list(r)[: len(FIELDS)] == FIELDS, r
         assert r["time_us"] > 0 and r["iters"] == 2 and r["pes"] >= 1, r

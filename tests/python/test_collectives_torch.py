@@ -1,0 +1,208 @@
+"""The collectives as torch custom ops (torch.ops.tessera.*), as real processes like
+test_collectives.py: eager on every dtype torch has and NumPy lacks (bfloat16), in place, under
+torch.compile, on a team, and their fake implementations."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed in this Python (pip install torch)")
+
+import tessera
+import tessera.torch as tt
+
+from test_collectives import all_mapped, data_of, reference
+
+
+@pytest.fixture(scope="module")
+def rt():
+    runtime = tessera.init(heap_size="64M")
+    yield runtime
+    tt.release(runtime)
+    runtime.finalize()
+
+
+@pytest.fixture(scope="module")
+def mapped(rt):
+    """Whether every PE's heap is mapped here (one node), the same answer on every PE."""
+    return all_mapped(rt, rt.team_world())
+
+
+def tensor_of(pe, count, dtype, op, salt=0):
+    return torch.from_numpy(data_of(pe, count, "float32" if dtype.is_floating_point else "int64", op, salt)).to(dtype)
+
+
+def torch_reference(rt, members, count, dtype, op, salt=0):
+    npdtype = "float32" if dtype.is_floating_point else "int64"
+    return torch.from_numpy(reference(members, count, npdtype, op, salt)).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, torch.int32, torch.int64])
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_all_reduce_custom_op_matches_reference(rt, mapped, dtype, op):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    recv = tt.zeros(rt, (4093,), dtype=dtype)
+    for count in (1, 7, 4093):
+        out = recv[:count]
+        tt.all_reduce(rt, tensor_of(rt.pe, count, dtype, op), out, op=op)
+        assert torch.equal(out, torch_reference(rt, range(rt.n_pes), count, dtype, op)), (dtype, op, count)
+    rt.barrier()
+    tt.free(recv)
+
+
+def test_all_reduce_custom_op_in_place_on_a_team(rt, mapped):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    even = rt.team_split_strided(rt.team_world(), 0, 2, (rt.n_pes + 1) // 2)
+    buf = tt.zeros(rt, (64, 8), dtype=torch.bfloat16)
+    if even.is_member:
+        for i in range(3):
+            buf.copy_(tensor_of(rt.pe, 512, torch.bfloat16, "max", salt=i).view(64, 8))
+            rt.barrier()  # every member's buffer is filled before any member reads it
+            torch.ops.tessera.all_reduce_(buf, buf, tt.handle(rt), "max", "ring", tt.handle(even))
+            expected = torch_reference(rt, range(0, rt.n_pes, 2), 512, torch.bfloat16, "max", salt=i)
+            assert torch.equal(buf.view(-1), expected)
+            rt.barrier()
+    else:
+        for i in range(3):
+            rt.barrier()
+            rt.barrier()
+    tt.free(buf)
+
+
+def test_all_reduce_under_torch_compile(rt, mapped):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    recv = tt.zeros(rt, (32,), dtype=torch.float32)
+    h = tt.handle(rt)
+
+    @torch.compile(backend="eager", fullgraph=True)
+    def f(x, out):
+        torch.ops.tessera.all_reduce_(x * 2, out, h, "sum", "auto", 0)
+        return out + 1
+
+    y = f(torch.full((32,), float(rt.pe)), recv)
+    total = 2 * sum(range(rt.n_pes))
+    torch.testing.assert_close(y, torch.full((32,), total + 1.0))
+    rt.barrier()
+    tt.free(recv)
+
+
+def test_all_reduce_errors_reach_torch_callers(rt):
+    recv = tt.zeros(rt, (8,), dtype=torch.float32)
+    node = rt.team_node()  # mapped members: only the checks under test can fail
+    with pytest.raises(tessera.InvalidArgumentError, match="dtypes differ"):
+        tt.all_reduce(rt, torch.ones(8, dtype=torch.int32), recv)
+    with pytest.raises(tessera.InvalidArgumentError, match="recv must point into the symmetric heap"):
+        tt.all_reduce(rt, torch.ones(8), torch.zeros(8), team=node)
+    with pytest.raises(tessera.InvalidArgumentError, match="op must be"):
+        tt.all_reduce(rt, torch.ones(8), recv, op="mean")
+    with pytest.raises(RuntimeError, match="team handle 12345 is unknown"):
+        torch.ops.tessera.all_reduce_(torch.ones(8), recv, tt.handle(rt), "sum", "auto", 12345)
+    rt.barrier()
+    tt.free(recv)
+
+
+def test_all_reduce_fake_impl_traces(rt):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        send = torch.empty(16, dtype=torch.bfloat16)
+        recv = torch.empty(16, dtype=torch.bfloat16)
+        assert torch.ops.tessera.all_reduce_(send, recv, tt.handle(rt), "sum", "auto", 0) is None
+        assert recv.shape == (16,)
+
+
+def test_data_collective_custom_ops(rt, mapped):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    p, count = rt.n_pes, 33
+    send = torch.arange(p * count, dtype=torch.float32) + 1000 * rt.pe
+    recv = tt.zeros(rt, (p * count,), dtype=torch.float32)
+    # reduce_scatter: block my rank of the sum over PEs.
+    tt.reduce_scatter(rt, send, recv[:count])
+    expected = sum(torch.arange(p * count, dtype=torch.float32) + 1000 * q for q in range(p))
+    assert torch.equal(recv[:count], expected[rt.pe * count:(rt.pe + 1) * count])
+    rt.barrier()
+    # all_to_all: block r from rank r.
+    tt.all_to_all(rt, send, recv)
+    expected = torch.cat([(torch.arange(p * count, dtype=torch.float32) + 1000 * r)[rt.pe * count:(rt.pe + 1) * count]
+                          for r in range(p)])
+    assert torch.equal(recv, expected)
+    rt.barrier()
+    # broadcast from the last PE, the others passing None.
+    root = p - 1
+    tt.broadcast(rt, send if rt.pe == root else None, recv, root=root)
+    assert torch.equal(recv, torch.arange(p * count, dtype=torch.float32) + 1000 * root)
+    rt.barrier()
+    # all_to_all_v: rank s sends s + 1 elements to each rank.
+    counts = torch.full((p,), rt.pe + 1, dtype=torch.int64)
+    recv_counts = torch.zeros(p, dtype=torch.int64)
+    recv_offsets = torch.zeros(p, dtype=torch.int64)
+    tt.all_to_all_v(rt, torch.full((p * (rt.pe + 1),), float(rt.pe)), counts, recv, recv_counts, recv_offsets)
+    assert recv_counts.tolist() == [s + 1 for s in range(p)]
+    expected = torch.cat([torch.full((s + 1,), float(s)) for s in range(p)])
+    assert torch.equal(recv[:len(expected)], expected)
+    rt.barrier()
+    tt.free(recv)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_all_reduce_rmsnorm_custom_op(rt, mapped, dtype):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    rows, hidden = 6, 128
+    g = [torch.Generator().manual_seed(q) for q in range(rt.n_pes)]
+    xs = [torch.randn((rows, hidden), generator=gen).to(dtype) for gen in g]
+    residual = torch.randn((rows, hidden), generator=torch.Generator().manual_seed(99)).to(dtype)
+    weight = torch.rand(hidden, generator=torch.Generator().manual_seed(98)).to(dtype)
+    y = tt.all_reduce_rmsnorm(rt, xs[rt.pe], residual, weight, eps=1e-5)
+    v = sum(x.float() for x in xs) + residual.float()
+    ref = v * torch.rsqrt((v * v).mean(dim=1, keepdim=True) + 1e-5) * weight.float()
+    tol = 1e-4 if dtype == torch.float32 else 3e-2
+    assert y.dtype == dtype and y.shape == (rows, hidden)
+    torch.testing.assert_close(y.float(), ref, rtol=tol, atol=tol)
+
+
+def test_gemm_ar_and_gemm_as_custom_ops_eager_and_compiled(rt, mapped):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here: GemmAr's bulk_synchronous pattern needs it")
+    p = rt.n_pes
+    m, n, k = 16, 24, 8
+    a = [torch.from_numpy(np.random.default_rng(q).standard_normal((m, k)).astype(np.float32)) for q in range(p)]
+    b = [torch.from_numpy(np.random.default_rng(q + 9).standard_normal((k, n)).astype(np.float32)) for q in range(p)]
+    c = tt.gemm_ar(rt, a[rt.pe], b[rt.pe], pattern="bulk_synchronous")
+    torch.testing.assert_close(c, sum(a[q] @ b[q] for q in range(p)), rtol=1e-4, atol=1e-4)
+    c = tt.gemm_as(rt, a[0], b[rt.pe])
+    assert c.shape == (m, n * p)
+    torch.testing.assert_close(c, torch.cat([a[0] @ b[q] for q in range(p)], dim=1), rtol=1e-4, atol=1e-4)
+    h = tt.handle(rt)
+
+    @torch.compile(backend="eager", fullgraph=True)
+    def f(x, w):
+        return torch.ops.tessera.gemm_ar(x * 2, w, h, "auto", "auto", 1) + 1
+
+    torch.testing.assert_close(f(a[rt.pe], b[rt.pe]), 2 * sum(a[q] @ b[q] for q in range(p)) + 1,
+                               rtol=1e-4, atol=1e-4)
+    tt.release(rt)
+
+
+def test_new_fake_impls_give_the_shapes(rt):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    h = tt.handle(rt)
+    p = rt.n_pes
+    with FakeTensorMode():
+        a, b = torch.empty(8, 4), torch.empty(4, 6)
+        assert torch.ops.tessera.gemm_ar(a, b, h).shape == (8, 6)
+        assert torch.ops.tessera.gemm_as(a, b, h).shape == (8, 6 * p)
+        assert torch.ops.tessera.ag_gemm(a, b, h, "bulk_synchronous", "auto", 2).shape == (8 * p, 6)
+        x = torch.empty(3, 16, dtype=torch.bfloat16)
+        y = torch.ops.tessera.all_reduce_rmsnorm(x, x, torch.empty(16, dtype=torch.bfloat16), h)
+        assert y.shape == (3, 16) and y.dtype == torch.bfloat16
+        s = torch.empty(4 * p)
+        assert torch.ops.tessera.reduce_scatter_(s, torch.empty(4), h) is None
+        assert torch.ops.tessera.all_to_all_(s, torch.empty(4 * p), h) is None
+        assert torch.ops.tessera.broadcast_(None, s, h, 0) is None
+        cnt = torch.empty(p, dtype=torch.int64)
+        assert torch.ops.tessera.all_to_all_v_(s, cnt, s, cnt, cnt, h) is None
