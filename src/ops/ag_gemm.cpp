@@ -94,7 +94,7 @@ AgGemm::AgGemm(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, G
   pattern_ = options.pattern;
   if (pattern_ == OverlapPattern::automatic) {
     // A variant the caller fixed asks for a fused pattern: bulk_synchronous has none.
-    pattern_ = options.variant == AgGemmVariant::automatic
+    pattern_ = options.variant == AgGemmVariant::automatic || !all_mapped(ctx)
                    ? resolve_overlap(OpKind::ag_gemm, m, n_local, k, n_pes, all_mapped(ctx))
                    : resolve_fused_overlap(OpKind::ag_gemm, m, n_local, k, n_pes);
   }

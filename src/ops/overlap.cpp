@@ -83,8 +83,21 @@ bool overlap_applies(OpKind op, OverlapPattern pattern) noexcept {
 }
 
 OverlapPattern resolve_overlap(OpKind op, std::size_t m, std::size_t n, std::size_t k, int n_pes,
-                               bool /*all_mapped*/) noexcept {
+                               bool all_mapped) noexcept {
   if (n_pes <= 1) return OverlapPattern::bulk_synchronous;
+  if (!all_mapped) {
+    // Not measured with unmapped peers: the kernels each op ran before patterns existed, which
+    // push through the proxy (the bulk-synchronous all_reduce needs every member mapped).
+    switch (op) {
+      case OpKind::ag_gemm:
+      case OpKind::gemm_as:
+        return OverlapPattern::workgroup_specialized;
+      case OpKind::gemm_rs:
+      case OpKind::gemm_ar:
+      case OpKind::all_reduce_rmsnorm:
+        return OverlapPattern::fused_sequential;
+    }
+  }
   if (op == OpKind::all_reduce_rmsnorm) {
     return m * n * k <= kRmsnormFusionMaxBytes ? OverlapPattern::fused_sequential
                                                : OverlapPattern::bulk_synchronous;
@@ -144,7 +157,7 @@ ResolvedOverlap resolve_fused(Runtime& rt, ops::OpKind op, ops::OverlapPattern p
   r.pattern = pattern;
   if (pattern == ops::OverlapPattern::automatic) {
     // A direction the caller fixed asks for a fused pattern: bulk_synchronous has none.
-    r.pattern = direction == ops::CommDirection::automatic
+    r.pattern = direction == ops::CommDirection::automatic || !mapped
                     ? ops::resolve_overlap(op, m, n, k, rt.n_pes(), mapped)
                     : ops::resolve_fused_overlap(op, m, n, k, rt.n_pes());
   }

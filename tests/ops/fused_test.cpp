@@ -451,6 +451,11 @@ TEST(Overlap, NamesAndParsing) {
             OverlapPattern::producer_consumer);
   EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_ar, 1024, 1024, 256, 4, true),
             OverlapPattern::fused_sequential);
+  // Unmapped peers keep the kernels that push through the proxy, whatever the size.
+  EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_rs, 64, 64, 64, 2, false),
+            OverlapPattern::fused_sequential);
+  EXPECT_EQ(ops::resolve_overlap(OpKind::ag_gemm, 64, 64, 64, 2, false),
+            OverlapPattern::workgroup_specialized);
   // A direction fixed by the caller keeps a fused pattern even below the threshold.
   EXPECT_EQ(ops::resolve_fused_overlap(OpKind::gemm_rs, 64, 64, 64, 4),
             OverlapPattern::producer_consumer);

@@ -63,12 +63,15 @@ inline constexpr std::size_t kRmsnormFusionMaxBytes = std::size_t{256} << 10;
 // The rule, derived from tessera-bench taxonomy at 2 and 4 PEs on the host backend
 // (docs/performance.md, "Overlap taxonomy"):
 //   one PE                        bulk_synchronous (nothing to overlap);
+//   a peer not mapped             not measured: the kernels the ops ran before patterns existed
+//                                 (ag_gemm, gemm_as workgroup_specialized; gemm_rs, gemm_ar,
+//                                 all_reduce_rmsnorm fused_sequential), which push through the
+//                                 proxy where the bulk-synchronous collectives cannot;
 //   all_reduce_rmsnorm            fused_sequential up to kRmsnormFusionMaxBytes of x, else
 //                                 bulk_synchronous;
 //   below kFusionThresholdMacs    bulk_synchronous;
 //   otherwise                     resolve_fused_overlap.
-// Never returns automatic. all_mapped is kept for a rule that tells transports apart (nothing was
-// measured with unmapped peers yet; the direction, not the pattern, follows the transport).
+// Never returns automatic.
 OverlapPattern resolve_overlap(OpKind op, std::size_t m, std::size_t n, std::size_t k, int n_pes,
                                bool all_mapped) noexcept;
 
