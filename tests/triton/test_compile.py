@@ -7,6 +7,7 @@ gpu-scope and relaxed atomics, and on mutants of sync.py with the scope or the o
 compile_check.py compiles everything once per session, in a child process without
 TRITON_INTERPRET (Triton's persistent cache makes later sessions fast)."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -33,6 +34,13 @@ def compiled(tmp_path_factory):
         return manifest
     out = reuse or tmp_path_factory.mktemp("compile_check")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    # Triton's cache keys a kernel by its functions' source text, not their line numbers, so a
+    # kernel cached before an edit that moved lines (a function unchanged below it) comes back
+    # with the old line info, and the line-based checks here would miss its sites. One cache
+    # directory per version of the package's and the examples' sources avoids that.
+    if env.get("TRITON_CACHE_DIR"):
+        env["TRITON_CACHE_DIR"] = os.path.join(env["TRITON_CACHE_DIR"],
+                                               "compile-check-" + _sources_digest())
     run = subprocess.run([sys.executable, os.path.join(HERE, "compile_check.py"), str(out)],
                          env=env, capture_output=True, text=True, timeout=900)
     manifest_path = os.path.join(out, "manifest.json")
@@ -41,6 +49,18 @@ def compiled(tmp_path_factory):
     manifest["dir"] = str(out)
     manifest["log"] = run.stderr[-3000:]
     return manifest
+
+
+def _sources_digest():
+    """A digest of every Python source a compiled kernel's line info can name."""
+    digest = hashlib.sha256()
+    for folder in (PACKAGE, cc.EXAMPLES, HERE):
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                digest.update(name.encode())
+                with open(os.path.join(folder, name), "rb") as f:
+                    digest.update(f.read())
+    return digest.hexdigest()[:16]
 
 
 def _entries(compiled, target, origin=None):
