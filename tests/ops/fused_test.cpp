@@ -410,12 +410,19 @@ TEST(Overlap, AutomaticResolvesAndSaysWhatItChose) {
     EXPECT_EQ(large.direction(), CommDirection::pull);  // every peer is mapped
     ops::GemmAs gas(rt, 256, 256, 256, GemmDtype::f32);
     EXPECT_EQ(gas.pattern(), OverlapPattern::workgroup_specialized);
-    // ag_gemm and gemm_rs keep the kernels they had.
-    ops::AgGemm ag(rt, 8, 4, 4, GemmDtype::f32);
+    // ag_gemm and gemm_rs: bulk-synchronous below the fusion threshold, then the measured rule.
+    ops::AgGemm ag_small(rt, 8, 4, 4, GemmDtype::f32);
+    EXPECT_EQ(ag_small.pattern(), OverlapPattern::bulk_synchronous);
+    ops::AgGemm ag(rt, 256, 128, 256, GemmDtype::f32);
     EXPECT_EQ(ag.pattern(), OverlapPattern::workgroup_specialized);
-    ops::GemmRs rs(rt, 8, 4, 4, GemmDtype::f32);
-    EXPECT_EQ(rs.pattern(), OverlapPattern::fused_sequential);
-    EXPECT_EQ(rs.direction(), CommDirection::push);
+    ops::GemmRs rs(rt, 256, 256, 128, GemmDtype::f32);
+    EXPECT_EQ(rs.pattern(), OverlapPattern::producer_consumer);
+    EXPECT_EQ(rs.direction(), CommDirection::pull);
+    // fused_sequential asked for without a direction is gemm_rs's original push kernel.
+    ops::GemmRsOptions fused;
+    fused.pattern = OverlapPattern::fused_sequential;
+    ops::GemmRs rs_fused(rt, 8, 4, 4, GemmDtype::f32, fused);
+    EXPECT_EQ(rs_fused.direction(), CommDirection::push);
   });
 }
 

@@ -140,7 +140,7 @@ TEST_P(AgGemmPes, PullComputeWaitsForDelayedReadySignal) {
 
 TEST(AgGemm, AutomaticPicksPullWhenEveryPeerIsMapped) {
   run_pes(3, [](Runtime& rt) {
-    AgGemm op(rt, 9, 4, 5, GemmDtype::f32);
+    AgGemm op(rt, 768, 64, 64, GemmDtype::f32);  // above the fusion threshold
     EXPECT_EQ(op.variant(), AgGemmVariant::pull);
   });
 }
