@@ -16,6 +16,7 @@
 
 #include "harness/run_pes.hpp"
 #include "harness/sanitized.hpp"
+#include "reduce_reference.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/ops/all_reduce.hpp"
 #include "tessera/ops/all_to_all.hpp"
@@ -31,6 +32,9 @@ using harness::run_pes;
 using ops::Dtype;
 using ops::ReduceOp;
 using ops::ReduceScatterAlgo;
+using ops_reference::load;
+using ops_reference::reduce;
+using ops_reference::store;
 using ::testing::HasSubstr;
 
 constexpr Dtype kDtypes[] = {Dtype::f32, Dtype::bf16, Dtype::f16, Dtype::i32, Dtype::i64};
@@ -38,68 +42,9 @@ constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::max, ReduceOp::min, Reduce
 
 bool is_integer(Dtype dtype) { return dtype == Dtype::i32 || dtype == Dtype::i64; }
 
-// Element i of world PE `pe`'s data for call `call`: small integers, so every dtype holds each
-// value and every reduction of up to 5 of them exactly (products stay within +-32).
+// Element i of world PE `pe`'s data for call `call` (tests/ops/reduce_reference.hpp).
 double value(std::uint64_t seed, int pe, std::uint64_t call, std::size_t i, ReduceOp op) {
-  const std::uint64_t h =
-      (seed * 1000003u + static_cast<std::uint64_t>(pe) * 7919u + call * 131u + i * 2654435761u) >>
-      7;
-  if (op == ReduceOp::prod) {
-    static const double kFactors[] = {1, -1, 2, -2, 1, -1};
-    return kFactors[h % 6];
-  }
-  if (op == ReduceOp::sum) return static_cast<double>(h % 9) - 4;
-  return static_cast<double>(h % 201) - 100;
-}
-
-void store(Dtype dtype, void* buf, std::size_t i, double v) {
-  switch (dtype) {
-    case Dtype::f32:
-      static_cast<float*>(buf)[i] = static_cast<float>(v);
-      break;
-    case Dtype::bf16:
-      static_cast<td::bf16*>(buf)[i] = td::to_bf16(static_cast<float>(v));
-      break;
-    case Dtype::f16:
-      static_cast<td::half*>(buf)[i] = td::to_half(static_cast<float>(v));
-      break;
-    case Dtype::i32:
-      static_cast<std::int32_t*>(buf)[i] = static_cast<std::int32_t>(v);
-      break;
-    case Dtype::i64:
-      static_cast<std::int64_t*>(buf)[i] = static_cast<std::int64_t>(v);
-      break;
-  }
-}
-
-double load(Dtype dtype, const void* buf, std::size_t i) {
-  switch (dtype) {
-    case Dtype::f32:
-      return static_cast<const float*>(buf)[i];
-    case Dtype::bf16:
-      return td::to_float(static_cast<const td::bf16*>(buf)[i]);
-    case Dtype::f16:
-      return td::to_float(static_cast<const td::half*>(buf)[i]);
-    case Dtype::i32:
-      return static_cast<const std::int32_t*>(buf)[i];
-    case Dtype::i64:
-      return static_cast<double>(static_cast<const std::int64_t*>(buf)[i]);
-  }
-  return NAN;
-}
-
-double reduce(ReduceOp op, double a, double b) {
-  switch (op) {
-    case ReduceOp::sum:
-      return a + b;
-    case ReduceOp::max:
-      return a < b ? b : a;
-    case ReduceOp::min:
-      return b < a ? b : a;
-    case ReduceOp::prod:
-      return a * b;
-  }
-  return NAN;
+  return ops_reference::value(seed, pe, call, i, op, 100);
 }
 
 // "" when got[i] == want(i) for every i < count, else where it first differs.
