@@ -144,18 +144,9 @@ void AgGemm::run(Stream& stream, const device::bf16* a_shard, const device::bf16
 template <class T>
 void AgGemm::run_typed(Stream& stream, const T* a_shard, const T* b, float* c) {
   const int pe = rt_->pe(), n_pes = rt_->n_pes();
-  const GemmDtype given = std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16;
-  if (given != dtype_) {
-    bad(pe, std::string("dtype mismatch: constructed for ") + to_string(dtype_) +
-                " inputs, called with " + to_string(given));
-  }
-  if (a_shard == nullptr || b == nullptr || c == nullptr) {
-    bad(pe, std::string("null ") +
-                (a_shard == nullptr ? "a_shard"
-                 : b == nullptr     ? "b"
-                                    : "c") +
-                " on PE " + std::to_string(pe));
-  }
+  detail::check_gemm_run("ag_gemm", pe, dtype_,
+                         std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16, "a_shard",
+                         a_shard, b, c);
   const std::size_t m_local = m_ / static_cast<std::size_t>(n_pes);
   const std::size_t a_bytes = m_local * k_ * sizeof(T);
   const bool a_in_heap = rt_->in_heap(a_shard);

@@ -107,18 +107,8 @@ template <class T>
 void GemmAr::run_typed(Stream& stream, const T* a, const T* b, float* c) {
   State& s = *state_;
   const int pe = s.rt->pe();
-  const GemmDtype given = std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16;
-  if (given != s.dtype) {
-    bad(pe, std::string("dtype mismatch: constructed for ") + to_string(s.dtype) +
-                " inputs, called with " + to_string(given));
-  }
-  if (a == nullptr || b == nullptr || c == nullptr) {
-    bad(pe, std::string("null ") +
-                (a == nullptr   ? "a"
-                 : b == nullptr ? "b"
-                                : "c") +
-                " on PE " + std::to_string(pe));
-  }
+  detail::check_gemm_run("gemm_ar", pe, s.dtype,
+                         std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16, "a", a, b, c);
   const td::Tile<const T> ta(a, s.m, s.k_local), tb(b, s.k_local, s.n);
   const td::Context ctx = s.rt->device_context();
   const GemmArOptions& o = s.options;

@@ -103,18 +103,8 @@ template <class T>
 void GemmAs::run_typed(Stream& stream, const T* a, const T* b, float* c) {
   State& s = *state_;
   const int pe = s.rt->pe(), n_pes = s.rt->n_pes();
-  const GemmDtype given = std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16;
-  if (given != s.dtype) {
-    bad(pe, std::string("dtype mismatch: constructed for ") + to_string(s.dtype) +
-                " inputs, called with " + to_string(given));
-  }
-  if (a == nullptr || b == nullptr || c == nullptr) {
-    bad(pe, std::string("null ") +
-                (a == nullptr   ? "a"
-                 : b == nullptr ? "b"
-                                : "c") +
-                " on PE " + std::to_string(pe));
-  }
+  detail::check_gemm_run("gemm_as", pe, s.dtype,
+                         std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16, "a", a, b, c);
   const td::Tile<const T> ta(a, s.m, s.k), tb(b, s.k, s.n_local);
   const td::Tile<float> tc(c, s.m, s.n_local * static_cast<std::size_t>(n_pes));
   const td::Context ctx = s.rt->device_context();

@@ -110,18 +110,8 @@ void GemmRs::run(Stream& stream, const device::bf16* a, const device::bf16* b, f
 template <class T>
 void GemmRs::run_typed(Stream& stream, const T* a, const T* b, float* c) {
   const int pe = rt_->pe(), n_pes = rt_->n_pes();
-  const GemmDtype given = std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16;
-  if (given != dtype_) {
-    bad(pe, std::string("dtype mismatch: constructed for ") + to_string(dtype_) +
-                " inputs, called with " + to_string(given));
-  }
-  if (a == nullptr || b == nullptr || c == nullptr) {
-    bad(pe, std::string("null ") +
-                (a == nullptr   ? "a"
-                 : b == nullptr ? "b"
-                                : "c") +
-                " on PE " + std::to_string(pe));
-  }
+  detail::check_gemm_run("gemm_rs", pe, dtype_,
+                         std::is_same_v<T, float> ? GemmDtype::f32 : GemmDtype::bf16, "a", a, b, c);
   const std::size_t m_local = m_ / static_cast<std::size_t>(n_pes);
   const td::Context ctx = rt_->device_context();
   if (pattern_ == OverlapPattern::bulk_synchronous) {

@@ -193,4 +193,19 @@ const Team& fused_world_team(Runtime& rt) {
 
 std::unique_ptr<Stream> make_comm_stream(Runtime& rt) { return std::make_unique<Stream>(rt.pe()); }
 
+void check_gemm_run(const char* op, int pe, ops::GemmDtype constructed, ops::GemmDtype given,
+                    const char* a_name, const void* a, const void* b, const void* c) {
+  const std::string name(op);
+  if (given != constructed) {
+    throw Error(ErrorCode::invalid_argument, pe,
+                name + ": dtype mismatch: constructed for " + ops::to_string(constructed) +
+                    " inputs, called with " + ops::to_string(given));
+  }
+  const char* null = a == nullptr ? a_name : b == nullptr ? "b" : c == nullptr ? "c" : nullptr;
+  if (null != nullptr) {
+    throw Error(ErrorCode::invalid_argument, pe,
+                name + ": null " + null + " on PE " + std::to_string(pe));
+  }
+}
+
 }  // namespace tessera::detail

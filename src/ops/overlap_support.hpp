@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tessera/device/context.hpp"
+#include "tessera/ops/gemm_dtype.hpp"
 #include "tessera/ops/overlap.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/stream.hpp"
@@ -37,6 +38,13 @@ const Team& fused_world_team(Runtime& rt);
 
 // The second stream of producer_consumer: made on this PE for the op that owns it.
 std::unique_ptr<Stream> make_comm_stream(Runtime& rt);
+
+// The checks every fused GEMM's run() makes of its arguments: the inputs' element type against
+// the one the op was made for, and no null pointer (a_name names the first input: "a" or
+// "a_shard"). Throws Error(invalid_argument) "<op>: dtype mismatch: constructed for X inputs,
+// called with Y" or "<op>: null <name> on PE <pe>".
+void check_gemm_run(const char* op, int pe, ops::GemmDtype constructed, ops::GemmDtype given,
+                    const char* a_name, const void* a, const void* b, const void* c);
 
 }  // namespace tessera::detail
 
