@@ -157,16 +157,24 @@ TESSERA_KERNEL_CODE T* stage_and_gather(G g, const Context& ctx, const Team& tea
   return stage;
 }
 
-// Runs body(epoch, off, len) for every segment of a call on `count` elements: segment s covers
-// [off, off + len) and takes epoch first_epoch + s + 1 (all_reduce_segments).
+// Runs body(epoch, off, len) for every segment of `seg` elements of a call on `count` elements:
+// segment s covers [off, off + len) and takes epoch first_epoch + s + 1, so a call uses
+// ceil(count / seg) epochs (all_reduce_segments, reduce_scatter_segments, ...).
+template <class Body>
+TESSERA_KERNEL_CODE void for_each_segment_of(std::size_t count, std::size_t seg,
+                                             std::uint64_t first_epoch, Body&& body) {
+  std::uint64_t epoch = first_epoch;
+  for (std::size_t off = 0; off < count; off += seg) {
+    body(++epoch, off, count - off < seg ? count - off : seg);
+  }
+}
+
+// for_each_segment_of with the all-reduce's segments (AllReduceWorkspace::segment_elems).
 template <class T, class Body>
 TESSERA_KERNEL_CODE void for_each_segment(std::size_t count, std::uint64_t first_epoch,
                                           Body&& body) {
-  const std::size_t seg = AllReduceWorkspace::segment_elems<T>();
-  for (std::uint64_t s = 0; s < all_reduce_segments<T>(count); ++s) {
-    const std::size_t off = static_cast<std::size_t>(s) * seg;
-    body(first_epoch + s + 1, off, count - off < seg ? count - off : seg);
-  }
+  for_each_segment_of(count, AllReduceWorkspace::segment_elems<T>(), first_epoch,
+                      static_cast<Body&&>(body));
 }
 
 }  // namespace detail

@@ -13,21 +13,6 @@
 
 namespace tessera::device::ops {
 
-namespace detail {
-
-// Runs body(epoch, off, len) for every segment of a reduce-scatter of `count` elements per block.
-template <class T, class Body>
-TESSERA_KERNEL_CODE void for_each_block_segment(std::size_t count, int team_size,
-                                                std::uint64_t first_epoch, Body&& body) {
-  const std::size_t seg = reduce_scatter_segment_elems<T>(team_size);
-  for (std::uint64_t s = 0; s < reduce_scatter_segments<T>(count, team_size); ++s) {
-    const std::size_t off = static_cast<std::size_t>(s) * seg;
-    body(first_epoch + s + 1, off, count - off < seg ? count - off : seg);
-  }
-}
-
-}  // namespace detail
-
 template <class T, class G>
 TESSERA_KERNEL_CODE void reduce_scatter_one_shot(G g, const Context& ctx, const Team& team,
                                                  AllReduceWorkspace ws, T* out, const T* in,
@@ -35,8 +20,9 @@ TESSERA_KERNEL_CODE void reduce_scatter_one_shot(G g, const Context& ctx, const 
                                                  std::uint64_t first_epoch) {
   if (detail::all_reduce_alone(g, ctx, team, out, in, count)) return;
   const int r = team.my_rank, m = team.size;
-  detail::for_each_block_segment<T>(
-      count, m, first_epoch, [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
+  detail::for_each_segment_of(
+      count, reduce_scatter_segment_elems<T>(m), first_epoch,
+      [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
         // Staging holds this segment of every block, block j at j * len.
         T* stage = reinterpret_cast<T*>(ws.half(epoch));
         for (int j = 0; j < m; ++j) {
@@ -64,8 +50,9 @@ TESSERA_KERNEL_CODE void reduce_scatter_ring(G g, const Context& ctx, const Team
   const int r = team.my_rank, m = team.size;
   const int right = team.pe((r + 1) % m), left = team.pe((r + m - 1) % m);
   const auto t = static_cast<std::size_t>(g.rank()), nt = static_cast<std::size_t>(g.size());
-  detail::for_each_block_segment<T>(
-      count, m, first_epoch, [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
+  detail::for_each_segment_of(
+      count, reduce_scatter_segment_elems<T>(m), first_epoch,
+      [&](std::uint64_t epoch, std::size_t off, std::size_t len) {
         // Slot k of the staging (len accumulators) receives the partial sum of step k.
         A* stage = reinterpret_cast<A*>(ws.half(epoch));
         // Counter values of this epoch: above every value of earlier epochs (as the all-reduce
