@@ -144,8 +144,8 @@ void misaligned_words_are_refused(Runtime& rt) {
   rt.barrier();
 }
 
-// Checked mode with `n` live allocations: a tile running out of one of them, the first, a middle
-// one or the last, is still caught with its allocation named, and one that fits still goes
+// Checked mode with `n` live allocations of 64 bytes: a tile running out of one of them, the first,
+// a middle one or the last, is still caught with its allocation named, and one that fits still goes
 // through; the same after half of them are freed.
 inline void bounds_checked_with_many_allocations(Runtime& rt, std::size_t n) {
   if (!rt.options().checked) return;
@@ -153,22 +153,22 @@ inline void bounds_checked_with_many_allocations(Runtime& rt, std::size_t n) {
   const int right = (rt.pe() + 1) % rt.n_pes();
   std::vector<Symmetric<std::uint32_t>> blocks;
   blocks.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) blocks.push_back(rt.alloc<std::uint32_t>(4));
-  std::vector<std::uint32_t> src(8, 7);
+  for (std::size_t i = 0; i < n; ++i) blocks.push_back(rt.alloc<std::uint32_t>(16));
+  std::vector<std::uint32_t> src(32, 7);
   const std::uint32_t* from = src.data();
   auto check_block = [&](std::uint32_t* dst) {
     launch(rt.stream(), 1, [=](td::Block g) {
-      td::put(g, ctx, td::make_tile(dst, 8), td::make_tile(from, 8), right);
+      td::put(g, ctx, td::make_tile(dst, 32), td::make_tile(from, 32), right);
     });
     Error e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
     EXPECT_THAT(e.message(), AllOf(HasSubstr("put on PE " + std::to_string(rt.pe())),
                                    HasSubstr("destination tile [heap offset " +
-                                             std::to_string(rt.heap_offset(dst)) + ", +32 bytes)"),
+                                             std::to_string(rt.heap_offset(dst)) + ", +128 bytes)"),
                                    HasSubstr("runs past the end of its allocation #"),
                                    HasSubstr("[offset " + std::to_string(rt.heap_offset(dst)) +
-                                             ", +16 bytes) by 16 bytes")));
+                                             ", +64 bytes) by 64 bytes")));
     launch(rt.stream(), 1, [=](td::Block g) {
-      td::put(g, ctx, td::make_tile(dst, 4), td::make_tile(from, 4), right);
+      td::put(g, ctx, td::make_tile(dst, 16), td::make_tile(from, 16), right);
     });
     rt.stream().synchronize();
   };

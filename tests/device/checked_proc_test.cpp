@@ -44,5 +44,9 @@ TYPED_TEST(CheckedProcByGroup, MisalignedAtomicAndSignalWordsAreRefusedWithAddre
   cases::misaligned_words_are_refused<TypeParam>(runtime());
 }
 
+TEST(CheckedProc, AllocationBoundsAreCheckedWithFiveThousandLiveAllocations) {
+  cases::bounds_checked_with_many_allocations(runtime(), 5000);
+}
+
 }  // namespace
 }  // namespace tessera::device_test

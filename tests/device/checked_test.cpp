@@ -31,6 +31,12 @@ TYPED_TEST(CheckedByGroup, MisalignedAtomicAndSignalWordsAreRefusedWithAddressAn
   run_pes(2, cases::misaligned_words_are_refused<TypeParam>, with_check(true));
 }
 
+TEST(CheckedMode, AllocationBoundsAreCheckedWithFiveThousandLiveAllocations) {
+  run_pes(
+      2, [](Runtime& rt) { cases::bounds_checked_with_many_allocations(rt, 5000); },
+      with_check(true));
+}
+
 TEST(CheckedMode, AddressesOutsideTheHeapArePrintedInHex) {
   run_pes(
       2,

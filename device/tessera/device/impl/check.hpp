@@ -70,11 +70,12 @@ TESSERA_HOST_DEVICE inline bool use_proxy(const Context& ctx, int pe, const char
 
 // The live allocation holding a heap offset, read from ctx.allocations (AllocationTable).
 struct AllocationLookup {
-  bool known = false;  // false: no table, it overflowed, or it kept changing while read
+  bool known = false;  // false: no table, or it kept changing while read
   bool found = false;  // a live block holds the offset
   std::uint64_t begin = 0, bytes = 0, index = 0;
 };
 
+// A binary search of the table's sorted entries, O(log n) loads however many blocks are live.
 TESSERA_HOST_DEVICE inline AllocationLookup find_allocation(const Context& ctx,
                                                             std::uint64_t offset) {
   AllocationLookup out;
@@ -90,10 +91,12 @@ TESSERA_HOST_DEVICE inline AllocationLookup find_allocation(const Context& ctx,
     }
     const std::uint64_t count =
         platform::atomic_load(&t[Table::kCount], Sem::relaxed, Scope::system);
-    if (count > Table::kCapacity) return out;
+    const auto* entries = reinterpret_cast<const std::uint64_t*>(static_cast<std::uintptr_t>(
+        platform::atomic_load(&t[Table::kEntries], Sem::relaxed, Scope::system)));
+    if (count != 0 && entries == nullptr) return out;
     auto word = [&](std::uint64_t entry, std::size_t field) {
-      return platform::atomic_load(&t[Table::kEntries + entry * Table::kWordsPerEntry + field],
-                                   Sem::relaxed, Scope::system);
+      return platform::atomic_load(&entries[entry * Table::kWordsPerEntry + field], Sem::relaxed,
+                                   Scope::system);
     };
     std::uint64_t lo = 0, hi = count;  // first entry starting after offset
     while (lo < hi) {
