@@ -58,5 +58,41 @@ TEST(CheckedMode, AddressesOutsideTheHeapArePrintedInHex) {
       with_check(true));
 }
 
+// A misaligned-word failure record, as a Triton kernel in checked mode writes it, is reported
+// with the message the C++ device API reports for the same word.
+TEST(CheckedMode, MisalignedRecordReadsLikeTheCppDiagnostic) {
+  run_pes(
+      2,
+      [](Runtime& rt) {
+        const auto ctx = rt.device_context();
+        auto heap = rt.alloc<std::uint64_t>(2);
+        auto* word = reinterpret_cast<std::uint64_t*>(reinterpret_cast<char*>(heap.get()) + 4);
+        launch(rt.stream(), 1,
+               [=](td::Block) { td::signal(ctx, word, 1, td::SignalOp::set, ctx.my_pe); });
+        Error cpp = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
+        std::uint64_t* r = ctx.failure_record();
+        ASSERT_NE(r, nullptr);
+        using R = td::FailureRecord;
+        std::uint64_t op = 0;
+        while (op < td::kFailureOpCount && std::string(td::kFailureOps[op]) != "signal") ++op;
+        r[R::kState] = R::kWriting;
+        r[R::kCode] = static_cast<std::uint64_t>(td::FailureCode::invalid_argument);
+        r[R::kKind] = static_cast<std::uint64_t>(td::FailureKind::misaligned);
+        r[R::kOp] = op;
+        r[R::kPe] = static_cast<std::uint64_t>(rt.pe());
+        r[R::kArgs] = reinterpret_cast<std::uintptr_t>(word);
+        r[R::kArgs + 1] = 8;
+        r[R::kArgs + 2] = 3;  // "signal"
+        r[R::kState] = R::kComplete;
+        Error triton =
+            expect_error(ErrorCode::invalid_argument, [&] { rt.check_device_failure(); });
+        EXPECT_EQ(triton.message(), cpp.message());
+        EXPECT_THAT(triton.message(),
+                    ::testing::HasSubstr("signal on PE " + std::to_string(rt.pe()) +
+                                         ": signal at address " + cases::hex_address(word)));
+      },
+      with_check(true));
+}
+
 }  // namespace
 }  // namespace tessera::device_test
