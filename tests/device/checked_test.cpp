@@ -1,6 +1,8 @@
 // Element alignment, misaligned words and allocation bounds (checked_cases.hpp) with PEs as
 // threads, under TESSERA_CHECK=0 and =1, for every group. Built with _GLIBCXX_ASSERTIONS, which
 // is what turns a misaligned std::atomic_ref into a failure on the host.
+#include <atomic>
+
 #include "checked_cases.hpp"
 
 namespace tessera::device_test {
@@ -54,6 +56,43 @@ TEST(CheckedMode, AddressesOutsideTheHeapArePrintedInHex) {
                                          ": destination tile [address " + cases::hex_address(dst) +
                                          " (outside the heap), +32 "
                                          "bytes) is not inside the symmetric heap"));
+      },
+      with_check(true));
+}
+
+// Kernels bound their pointers by the table while the host allocates past several of its
+// growths (1024, 2048, 4096 entries): every lookup during the switches finds the block (readers
+// of a replaced array retry), and the block's bound still holds after them.
+TEST(CheckedMode, AllocationChecksHoldWhileTheTableGrows) {
+  run_pes(
+      1,
+      [](Runtime& rt) {
+        const auto ctx = rt.device_context();
+        auto target = rt.alloc<std::uint32_t>(16);
+        std::vector<std::uint32_t> src(32, 5);
+        std::uint32_t* dst = target.get();
+        const std::uint32_t* from = src.data();
+        std::atomic<bool> done{false};
+        std::atomic<std::uint64_t> rounds{0};
+        std::atomic<bool>* stop = &done;
+        std::atomic<std::uint64_t>* count = &rounds;
+        launch(rt.stream(), 1, [=](td::Block g) {
+          // Bounded: a host that never sets `stop` ends the loop after 2^26 rounds.
+          for (std::uint64_t i = 0; i < (std::uint64_t{1} << 26) && !stop->load(); ++i) {
+            td::put(g, ctx, td::make_tile(dst, 16), td::make_tile(from, 16), 0);
+            count->fetch_add(1, std::memory_order_relaxed);
+          }
+        });
+        std::vector<Symmetric<std::uint32_t>> blocks;
+        for (int i = 0; i < 5000; ++i) blocks.push_back(rt.alloc<std::uint32_t>(16));
+        done.store(true);
+        rt.stream().synchronize();
+        EXPECT_GT(rounds.load(), 0u);
+        launch(rt.stream(), 1, [=](td::Block g) {
+          td::put(g, ctx, td::make_tile(dst, 32), td::make_tile(from, 32), 0);
+        });
+        Error e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
+        EXPECT_THAT(e.message(), ::testing::HasSubstr("runs past the end of its allocation #0"));
       },
       with_check(true));
 }
