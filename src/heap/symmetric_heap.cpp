@@ -12,12 +12,13 @@ using device::Scope;
 using device::Sem;
 
 SymmetricHeap::SymmetricHeap(std::size_t bytes, std::uint64_t* table, HeapSegment& segment,
-                             bool host_memory)
+                             bool host_memory, TableMemoryMaker make_entries)
     : bytes_(bytes),
       table_(table),
       segment_(segment),
       host_memory_(host_memory),
-      allocator_(0, bytes) {}
+      allocator_(0, bytes),
+      make_entries_(std::move(make_entries)) {}
 
 std::optional<std::size_t> SymmetricHeap::allocate(std::size_t bytes, std::size_t align) {
   std::lock_guard lock(mu_);
@@ -61,36 +62,59 @@ std::size_t SymmetricHeap::largest_free() const {
   return allocator_.largest_free();
 }
 
+std::vector<std::uint64_t> SymmetricHeap::host_table_header() const {
+  using Table = device::AllocationTable;
+  std::lock_guard lock(mu_);
+  std::vector<std::uint64_t> header(Table::kHeaderWords, 0);
+  header[Table::kCount] = published_count_;
+  header[Table::kEntries] = reinterpret_cast<std::uintptr_t>(entries_.host);
+  return header;
+}
+
 void SymmetricHeap::publish() {
   using Table = device::AllocationTable;
   const std::vector<Allocator::Block> blocks = allocator_.blocks();
-  const bool fits = blocks.size() <= Table::kCapacity;
-  std::vector<std::uint64_t> body(Table::kEntries +
-                                  (fits ? blocks.size() * Table::kWordsPerEntry : 0));
-  body[Table::kCount] = fits ? blocks.size() : Table::kOverflow;
-  if (fits) {
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      std::uint64_t* entry = &body[Table::kEntries + i * Table::kWordsPerEntry];
-      entry[0] = blocks[i].offset;
-      entry[1] = blocks[i].bytes;
-      entry[2] = blocks[i].index;
-    }
+  // Grow by doubling, so rewriting the table stays amortised O(live blocks) per call. The old
+  // array stays allocated: a device reader that read its address before the switch may still
+  // be searching it (it then sees the version change and retries).
+  if (blocks.size() > entry_capacity_) {
+    std::size_t capacity = entry_capacity_ == 0 ? 1024 : entry_capacity_;
+    while (capacity < blocks.size()) capacity *= 2;
+    TableMemory grown = make_entries_(capacity * Table::kWordsPerEntry * sizeof(std::uint64_t));
+    if (entries_.owner) retired_.push_back(std::move(entries_));
+    entries_ = std::move(grown);
+    entry_capacity_ = capacity;
   }
+  const std::uint64_t header[Table::kHeaderWords] = {
+      0, blocks.size(),
+      static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(entries_.device))};
   // A seqlock: odd while the body changes, so device readers retry instead of trusting a mix.
   const std::uint64_t odd = ++version_;
   const std::uint64_t even = ++version_;
   if (host_memory_) {
     platform::atomic_store(&table_[Table::kVersion], odd, Sem::relaxed, Scope::system);
-    platform::fence(Sem::release, Scope::system);
-    for (std::size_t i = Table::kCount; i < body.size(); ++i)
-      platform::atomic_store(&table_[i], body[i], Sem::relaxed, Scope::system);
-    platform::atomic_store(&table_[Table::kVersion], even, Sem::release, Scope::system);
-    return;
+  } else {
+    segment_.copy(&table_[Table::kVersion], &odd, sizeof(odd));
   }
-  segment_.copy(&table_[Table::kVersion], &odd, sizeof(odd));
-  segment_.copy(&table_[Table::kCount], &body[Table::kCount],
-                (body.size() - Table::kCount) * sizeof(std::uint64_t));
-  segment_.copy(&table_[Table::kVersion], &even, sizeof(even));
+  platform::fence(Sem::release, Scope::system);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    std::uint64_t* entry = &entries_.host[i * Table::kWordsPerEntry];
+    platform::atomic_store(&entry[0], std::uint64_t{blocks[i].offset}, Sem::relaxed, Scope::system);
+    platform::atomic_store(&entry[1], std::uint64_t{blocks[i].bytes}, Sem::relaxed, Scope::system);
+    platform::atomic_store(&entry[2], std::uint64_t{blocks[i].index}, Sem::relaxed, Scope::system);
+  }
+  if (host_memory_) {
+    for (std::size_t i = Table::kCount; i < Table::kHeaderWords; ++i)
+      platform::atomic_store(&table_[i], header[i], Sem::relaxed, Scope::system);
+    platform::atomic_store(&table_[Table::kVersion], even, Sem::release, Scope::system);
+  } else {
+    // The entries' stores (pinned host memory) are done before the copies that publish them.
+    platform::fence(Sem::acq_rel, Scope::system);
+    segment_.copy(&table_[Table::kCount], &header[Table::kCount],
+                  (Table::kHeaderWords - Table::kCount) * sizeof(std::uint64_t));
+    segment_.copy(&table_[Table::kVersion], &even, sizeof(even));
+  }
+  published_count_ = blocks.size();
 }
 
 }  // namespace tessera::detail

@@ -47,8 +47,8 @@ void Runtime::check_device_failure() {
   if (!host_memory) {
     control.resize(device::Context::kBarrierWordsBytes / sizeof(std::uint64_t));
     rt.segment_->copy(control.data(), ctx.control_page, device::Context::kBarrierWordsBytes);
-    table.resize(device::AllocationTable::kBytes / sizeof(std::uint64_t));
-    rt.segment_->copy(table.data(), ctx.allocations, device::AllocationTable::kBytes);
+    // The entries are in pinned host memory: the header is rebuilt to point at their host view.
+    table = rt.heap_->host_table_header();
     ctx.peer_base = rt.peer_base_.data();
     ctx.proxy =
         ctx.proxy != nullptr ? static_cast<device::ProxyChannel*>(rt.proxy_ring_.host) : nullptr;

@@ -74,9 +74,18 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   const bool host_memory = backend_ == Backend::host;
   control_page_ = reinterpret_cast<std::uint64_t*>(base() + control_offset);
   abort_ = AbortWord(&control_page_[device::Context::kAbortWord], segment_.get(), host_memory);
+  // The allocation table's entries: memory the host writes and device code reads, made like the
+  // proxy ring's (ordinary host memory, or pinned host memory mapped into the device).
+  TableMemoryMaker make_table_entries = [this](std::size_t bytes) {
+    const ProxyRing m = backend_ == Backend::cuda  ? cuda::make_proxy_ring(bytes, device_, pe_)
+                        : backend_ == Backend::hip ? hip::make_proxy_ring(bytes, device_, pe_)
+                                                   : make_host_proxy_ring(bytes);
+    return TableMemory{static_cast<std::uint64_t*>(m.host), static_cast<std::uint64_t*>(m.device),
+                       m.owner};
+  };
   heap_ = std::make_unique<SymmetricHeap>(
       options_.heap_size, reinterpret_cast<std::uint64_t*>(base() + control_offset + 4096),
-      *segment_, host_memory);
+      *segment_, host_memory, std::move(make_table_entries));
   stream_ =
       backend_ == Backend::cuda  ? std::make_unique<Stream>(pe_, cuda::make_stream(device_, pe_))
       : backend_ == Backend::hip ? std::make_unique<Stream>(pe_, hip::make_stream(device_, pe_))

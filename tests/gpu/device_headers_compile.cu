@@ -117,4 +117,39 @@ template __global__ void atomic_kernel<std::int64_t>(td::Context, std::int64_t*,
 template __global__ void atomic_kernel<std::uint64_t>(td::Context, std::uint64_t*, int,
                                                       std::uint64_t*);
 
+// --- issue 17, H-check: one-element tiles of element types whose alignment is below their size
+// (struct {int a, b;}: 8 bytes aligned to 4; a 12-byte struct; a packed 8-byte struct), which
+// copy_element moves in the accesses their addresses allow; checked-mode alignment checks and
+// the allocation table's lookup. ---
+struct Pair4 {
+  std::int32_t a, b;
+};
+struct Triple4 {
+  std::int32_t a, b, c;
+};
+struct __attribute__((packed)) Packed8 {
+  std::uint8_t tag;
+  std::uint32_t value;
+  std::uint16_t tail;
+  std::uint8_t end;
+};
+
+template <class G, class T>
+__global__ void element_kernel(td::Context ctx, T* heap, std::uint64_t* out, int pe) {
+  const G g = make_group<G>();
+  td::put(g, ctx, td::make_tile(heap, 1), td::make_tile(static_cast<const T*>(heap + 1), 1), pe);
+  td::get(g, ctx, td::make_tile(heap + 2, 1), td::make_tile(static_cast<const T*>(heap), 1), pe);
+  td::detail::check_aligned(ctx, heap, alignof(T), "put", "destination tile");
+  const td::detail::AllocationLookup a = td::detail::find_allocation(ctx, 64);
+  out[0] = a.found ? a.begin : a.bytes;
+}
+
+template __global__ void element_kernel<td::Block, Pair4>(td::Context, Pair4*, std::uint64_t*, int);
+template __global__ void element_kernel<td::Block, Triple4>(td::Context, Triple4*, std::uint64_t*,
+                                                            int);
+template __global__ void element_kernel<td::Warp, Packed8>(td::Context, Packed8*, std::uint64_t*,
+                                                           int);
+template __global__ void element_kernel<td::Thread, Pair4>(td::Context, Pair4*, std::uint64_t*,
+                                                           int);
+
 }  // namespace tessera::device_headers_compile

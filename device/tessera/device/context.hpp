@@ -112,20 +112,24 @@ TESSERA_HOST_DEVICE constexpr AbortReason abort_reason(std::uint64_t word) {
   return static_cast<AbortReason>(word >> 32);
 }
 
-// The allocator's live blocks, in the control area's pages after the first (this PE's own
-// memory: peers never write it). A seqlock: `version` is odd while the host rewrites the table,
-// and readers that see it odd or changed retry or give up. Entry i is three words: block start
-// offset, usable bytes, and the allocation's index (the how-many-th malloc/calloc made it,
-// counting from 0 over the Runtime's life), sorted by start offset.
+// The allocator's live blocks as device code reads them. The header sits in the control area's
+// pages after the first (this PE's own memory: peers never write it); the entries in a separate
+// array that host code writes and device code reads (ordinary memory on the host backend, pinned
+// host memory mapped into the device on GPUs), replaced by one twice as large whenever the live
+// blocks outgrow it, so there is no cap on the allocations checked mode bounds. A seqlock:
+// `version` is odd while the host rewrites the table, and readers that see it odd or changed
+// retry or give up; replaced arrays stay valid until finalize, so a reader never follows a
+// dangling address. Entry i is three words: block start offset, usable bytes, and the
+// allocation's index (the how-many-th malloc/calloc made it, counting from 0 over the Runtime's
+// life), sorted by start offset.
 struct AllocationTable {
   static constexpr std::size_t kVersion = 0;
-  static constexpr std::size_t kCount = 1;  // entries, or kOverflow when more than kCapacity
-  static constexpr std::size_t kEntries = 2;
+  static constexpr std::size_t kCount = 1;    // live entries
+  static constexpr std::size_t kEntries = 2;  // the entry array's address as device code sees it
+  static constexpr std::size_t kHeaderWords = 3;
   static constexpr std::size_t kWordsPerEntry = 3;
+  // Bytes the control area keeps for the table (only the header's words are used).
   static constexpr std::size_t kBytes = 96 * 1024;
-  static constexpr std::uint64_t kCapacity =
-      (kBytes / sizeof(std::uint64_t) - kEntries) / kWordsPerEntry;
-  static constexpr std::uint64_t kOverflow = ~std::uint64_t{0};
 };
 static_assert(Context::kFailureRecordWord * sizeof(std::uint64_t) == 4096 + AllocationTable::kBytes,
               "the failure record's page follows the allocation table");

@@ -42,6 +42,16 @@ class Failure : public std::exception {
 
 namespace tessera::device::detail {
 
+// A value a Message prints in hexadecimal with a 0x prefix: addresses and bit patterns.
+struct Hex {
+  std::uint64_t value;
+};
+
+// An address as a Message prints it: 0x followed by hex digits.
+TESSERA_HOST_DEVICE inline Hex hex(const void* p) {
+  return Hex{static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p))};
+}
+
 // A fixed-capacity text builder for diagnostics: no allocation, usable in device code.
 class Message {
  public:
@@ -68,6 +78,20 @@ class Message {
       return *this << (~static_cast<std::uint64_t>(v) + 1);
     }
     return *this << static_cast<std::uint64_t>(v);
+  }
+  TESSERA_COLD TESSERA_HOST_DEVICE Message& operator<<(Hex h) {
+    char digits[16];
+    int n = 0;
+    std::uint64_t v = h.value;
+    do {
+      const auto d = static_cast<unsigned>(v & 0xfu);
+      digits[n++] = static_cast<char>(d < 10 ? '0' + d : 'a' + (d - 10));
+      v >>= 4;
+    } while (v != 0);
+    *this << "0x";
+    while (n > 0 && len_ + 1 < sizeof(text_)) text_[len_++] = digits[--n];
+    text_[len_] = '\0';
+    return *this;
   }
   TESSERA_COLD TESSERA_HOST_DEVICE Message& operator<<(int v) {
     return *this << static_cast<std::int64_t>(v);

@@ -42,6 +42,7 @@ enum class FailureKind : std::uint64_t {
   outside_heap = 6,     // address, bytes, role (index into kFailureRoles); checked mode
   proxy_timeout = 7,    // ticket state seen, value awaited: the proxy ring did not answer
   proxy_failed = 8,     // (none): the proxy failed; word kCode is its code, its ring the message
+  misaligned = 9,       // address, alignment needed, role (index into kFailureRoles); checked mode
 };
 
 // The calls a record names, by index (word kOp).
@@ -53,7 +54,8 @@ inline constexpr const char* kFailureOps[] = {
 };
 inline constexpr std::size_t kFailureOpCount = sizeof(kFailureOps) / sizeof(kFailureOps[0]);
 
-// What the bad range of an outside_heap record was (args[2]).
+// What the bad range of an outside_heap record, or the misaligned word of a misaligned record,
+// was (args[2]).
 inline constexpr const char* kFailureRoles[] = {"pointer", "destination tile", "source tile",
                                                 "signal"};
 inline constexpr std::size_t kFailureRoleCount = sizeof(kFailureRoles) / sizeof(kFailureRoles[0]);

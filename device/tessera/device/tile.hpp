@@ -11,16 +11,14 @@
 
 namespace tessera::device {
 
-// Element types a tile may hold: trivially copyable, 1, 2, 4 or 8 bytes.
+// Element types a tile may hold: any trivially copyable type. Copies use the widest accesses
+// the element's addresses allow, not its size (alignof(T) may be below sizeof(T)).
 template <class T>
-inline constexpr bool is_tile_element_v = std::is_trivially_copyable_v<T> &&
-                                          (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 ||
-                                           sizeof(T) == 8);
+inline constexpr bool is_tile_element_v = std::is_trivially_copyable_v<T>;
 
 template <class T>
 struct Tile {
-  static_assert(is_tile_element_v<std::remove_const_t<T>>,
-                "Tile elements are trivially copyable types of 1, 2, 4 or 8 bytes");
+  static_assert(is_tile_element_v<std::remove_const_t<T>>, "Tile elements are trivially copyable");
 
   T* data = nullptr;
   std::size_t rows = 0;

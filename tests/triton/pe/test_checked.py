@@ -56,7 +56,7 @@ def test_wait_on_a_signal_outside_the_heap_reads_as_the_cpp_wait(rt, ctx):
     mine = raised(lambda: tx.check(rt))
     assert type(mine) is type(cpp) is tessera.InvalidArgumentError
     assert str(mine) == str(cpp)
-    assert f"signal [address {sig.data_ptr()} (outside the heap), +8 bytes)" in str(mine)
+    assert f"signal [address {sig.data_ptr():#x} (outside the heap), +8 bytes)" in str(mine)
     rt.barrier()
 
 
@@ -82,7 +82,7 @@ def test_put_to_a_destination_outside_the_heap_is_suppressed(rt, ctx):
     tile_copy[(1, )](dst, src_t, right, ctx, 4, 8, 8, 8, R=4, C=8, GET=False)
     e = raised(lambda: tx.check(rt))
     assert isinstance(e, tessera.InvalidArgumentError)
-    assert e.message == (f"put on PE {rt.pe}: destination tile [address {dst.data_ptr()} "
+    assert e.message == (f"put on PE {rt.pe}: destination tile [address {dst.data_ptr():#x} "
                          f"(outside the heap), +128 bytes) is not inside the symmetric heap of "
                          f"{rt.heap_size} bytes")
     assert (dst == -1.0).all()
@@ -112,7 +112,7 @@ def test_atomic_on_a_pointer_outside_the_heap_is_suppressed(rt, ctx):
     atomic[(1, )](words, val, val, old, right, ctx, 16, N=16, OP="add", SEM="acq_rel",
                   SCALAR=False)
     e = raised(lambda: tx.check(rt))
-    assert e.message == (f"atomic_add on PE {rt.pe}: pointer [address {words.data_ptr()} "
+    assert e.message == (f"atomic_add on PE {rt.pe}: pointer [address {words.data_ptr():#x} "
                          f"(outside the heap), +64 bytes) is not inside the symmetric heap of "
                          f"{rt.heap_size} bytes")
     assert (words == 7).all()

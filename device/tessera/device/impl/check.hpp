@@ -70,11 +70,12 @@ TESSERA_HOST_DEVICE inline bool use_proxy(const Context& ctx, int pe, const char
 
 // The live allocation holding a heap offset, read from ctx.allocations (AllocationTable).
 struct AllocationLookup {
-  bool known = false;  // false: no table, it overflowed, or it kept changing while read
+  bool known = false;  // false: no table, or it kept changing while read
   bool found = false;  // a live block holds the offset
   std::uint64_t begin = 0, bytes = 0, index = 0;
 };
 
+// A binary search of the table's sorted entries, O(log n) loads however many blocks are live.
 TESSERA_HOST_DEVICE inline AllocationLookup find_allocation(const Context& ctx,
                                                             std::uint64_t offset) {
   AllocationLookup out;
@@ -90,10 +91,12 @@ TESSERA_HOST_DEVICE inline AllocationLookup find_allocation(const Context& ctx,
     }
     const std::uint64_t count =
         platform::atomic_load(&t[Table::kCount], Sem::relaxed, Scope::system);
-    if (count > Table::kCapacity) return out;
+    const auto* entries = reinterpret_cast<const std::uint64_t*>(static_cast<std::uintptr_t>(
+        platform::atomic_load(&t[Table::kEntries], Sem::relaxed, Scope::system)));
+    if (count != 0 && entries == nullptr) return out;
     auto word = [&](std::uint64_t entry, std::size_t field) {
-      return platform::atomic_load(&t[Table::kEntries + entry * Table::kWordsPerEntry + field],
-                                   Sem::relaxed, Scope::system);
+      return platform::atomic_load(&entries[entry * Table::kWordsPerEntry + field], Sem::relaxed,
+                                   Scope::system);
     };
     std::uint64_t lo = 0, hi = count;  // first entry starting after offset
     while (lo < hi) {
@@ -171,7 +174,7 @@ TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_outside_heap(Message& m, c
   if (addr >= base && addr - base < ctx.heap_size) {
     m << "heap offset " << static_cast<std::uint64_t>(addr - base);
   } else {
-    m << "address " << static_cast<std::uint64_t>(addr) << " (outside the heap)";
+    m << "address " << hex(p) << " (outside the heap)";
   }
   m << ", +" << static_cast<std::uint64_t>(bytes) << " bytes) is not inside the symmetric heap of "
     << static_cast<std::uint64_t>(ctx.heap_size) << " bytes";
@@ -190,6 +193,41 @@ TESSERA_HOST_DEVICE inline void check_in_heap(const Context& ctx, const void* p,
   Message m;
   describe_outside_heap(m, ctx, p, bytes, what, role);
   platform::report_failure(FailureCode::invalid_argument, m.c_str());
+}
+
+// Why `p` fails check_aligned: "<what> on PE n: <role> at address 0x... (heap offset o) is not
+// aligned to `align` bytes ...". Shared with the host's reading of a failure record.
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_misaligned(Message& m, const Context& ctx,
+                                                                 const void* p, std::size_t align,
+                                                                 const char* what,
+                                                                 const char* role) {
+  m << what << " on PE " << ctx.my_pe << ": " << role << " at address " << hex(p);
+  if (ctx.in_heap(p))
+    m << " (heap offset " << static_cast<std::uint64_t>(ctx.heap_offset(p)) << ")";
+  m << " is not aligned to " << static_cast<std::uint64_t>(align) << " bytes (it is "
+    << static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p) % align)
+    << " bytes past a multiple); a misaligned access is undefined on the host and faults on GPUs";
+}
+
+// Checked mode: `p` must be aligned to `align` bytes (a power of two): the element type's
+// alignment for every typed pointer a call takes, the word's size for atomics and signals.
+TESSERA_HOST_DEVICE inline void check_aligned(const Context& ctx, const void* p, std::size_t align,
+                                              const char* what, const char* role) {
+  if (!ctx.checked() || reinterpret_cast<std::uintptr_t>(p) % align == 0) return;
+  Message m;
+  describe_misaligned(m, ctx, p, align, what, role);
+  platform::report_failure(FailureCode::invalid_argument, m.c_str());
+}
+
+// check_in_heap for a typed pointer, which must also be aligned for its type: what a tile, an
+// atomic word or a signal points at. Atomics and signals take 4- and 8-byte types, whose
+// alignment is their size on every target Tessera builds for.
+template <class T>
+TESSERA_HOST_DEVICE void check_in_heap(const Context& ctx, T* p, std::size_t bytes,
+                                       const char* what, const char* role) {
+  if (!ctx.checked()) return;
+  if constexpr (!std::is_void_v<T>) check_aligned(ctx, p, alignof(T), what, role);
+  check_in_heap(ctx, static_cast<const void*>(p), bytes, what, role);
 }
 
 // Checked mode: an atomic or signal on another PE must use Scope::system (a narrower scope does

@@ -60,6 +60,13 @@ TESSERA_COLD inline bool describe_failure_record(Message& m, const Context& ctx,
       describe_outside_heap(m, ctx, reinterpret_cast<const void*>(a[0]),
                             static_cast<std::size_t>(a[1]), what, kFailureRoles[a[2]]);
       return true;
+    case FailureKind::misaligned:
+      // The alignment is a power of two: anything else is a record this version cannot read.
+      if (a[2] >= kFailureRoleCount || a[1] == 0 || (a[1] & (a[1] - 1)) != 0) break;
+      code = FailureCode::invalid_argument;
+      describe_misaligned(m, ctx, reinterpret_cast<const void*>(a[0]),
+                          static_cast<std::size_t>(a[1]), what, kFailureRoles[a[2]]);
+      return true;
     case FailureKind::proxy_timeout:
       code = FailureCode::timeout;
       describe_proxy_timeout(m, ctx.my_pe, ctx.timeout_ns, what, a[0], a[1]);

@@ -61,16 +61,57 @@ TESSERA_KERNEL_CODE void group_copy_bytes(G g, void* dst, const void* src, std::
   }
 }
 
+// The widest access, 1, 2, 4 or 8 bytes, that divides kBytes and that both addresses are aligned
+// to: the lowest set bit of their bits, kBytes' and 8's. An element's alignment may be below its
+// size (struct {int a, b;} is 8 bytes aligned to 4), so the size alone does not say.
+template <std::size_t kBytes>
+TESSERA_HOST_DEVICE constexpr std::size_t element_access_bytes(std::uintptr_t d, std::uintptr_t s) {
+  const std::uintptr_t bits = d | s | kBytes | 8u;
+  return static_cast<std::size_t>(bits & (~bits + 1));
+}
+
+// Copies kBytes as relaxed atomic accesses of kWord bytes each, by the calling thread alone.
+template <std::size_t kWord, std::size_t kBytes>
+TESSERA_KERNEL_CODE void copy_words_relaxed(unsigned char* d, const unsigned char* s) {
+  for (std::size_t i = 0; i + kWord <= kBytes; i += kWord)
+    platform::copy_word_relaxed<kWord>(d + i, s + i);
+}
+
+// Copies one element by the calling thread in the widest atomic accesses its size and the two
+// addresses allow: one access for an aligned element of 1, 2, 4 or 8 bytes, so a one-element
+// put can serve as a flag polled with an atomic load; equal pieces otherwise, never a word wider
+// than the addresses' alignment (a misaligned atomic is undefined on the host and faults on GPUs).
+template <class T>
+TESSERA_KERNEL_CODE void copy_element(T* dst, const T* src) {
+  auto* d = reinterpret_cast<unsigned char*>(dst);
+  const auto* s = reinterpret_cast<const unsigned char*>(src);
+  switch (element_access_bytes<sizeof(T)>(reinterpret_cast<std::uintptr_t>(d),
+                                          reinterpret_cast<std::uintptr_t>(s))) {
+    case 8:
+      copy_words_relaxed<8, sizeof(T)>(d, s);
+      break;
+    case 4:
+      copy_words_relaxed<4, sizeof(T)>(d, s);
+      break;
+    case 2:
+      copy_words_relaxed<2, sizeof(T)>(d, s);
+      break;
+    default:
+      copy_words_relaxed<1, sizeof(T)>(d, s);
+      break;
+  }
+}
+
 // Copies a tile between two mapped addresses. Contiguous tiles move as one run of bytes shared by
 // the whole group (group_copy_bytes); a strided tile whose rows hold at least one 16-byte piece
 // per thread moves row after row, each shared by the whole group; narrower rows are strided
-// across the group's threads, one row per thread. A one-element tile moves as one atomic word
-// so it can serve as a flag.
+// across the group's threads, one row per thread. A one-element tile moves in atomic accesses
+// (copy_element) so it can serve as a flag.
 template <class G, class T>
 TESSERA_KERNEL_CODE void copy_tile(G g, Tile<T> dst, Tile<const T> src) {
   if (dst.empty()) return;
   if (dst.rows == 1 && dst.cols == 1) {
-    if (g.rank() == 0) platform::copy_word_relaxed<sizeof(T)>(dst.data, src.data);
+    if (g.rank() == 0) copy_element(dst.data, src.data);
     return;
   }
   if (dst.is_contiguous() && src.is_contiguous()) {

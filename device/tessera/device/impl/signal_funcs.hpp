@@ -18,8 +18,7 @@ TESSERA_HOST_DEVICE inline void describe_signal(Message& m, const Context& ctx,
     m << "signal at heap offset " << offset;
     describe_allocation(m, ctx, offset);
   } else {
-    m << "signal at address " << static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(sig))
-      << " (outside the heap)";
+    m << "signal at address " << hex(sig) << " (outside the heap)";
   }
 }
 
