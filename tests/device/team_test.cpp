@@ -258,5 +258,32 @@ TEST(DeviceTeam, CheckedBarrierByOneBlockPerLaunchPasses) {
       with_check(true));
 }
 
+// The whole-job barrier's names: barrier_all is barrier; sync_all the old sync, still there as a
+// deprecated alias. Each orders a plain store on one PE before the other PE's read.
+TEST(DeviceBarrierNames, BarrierAllSyncAllAndTheDeprecatedSyncEachOrderStores) {
+  run_pes(2, [](Runtime& rt) {
+    const auto ctx = rt.device_context();
+    auto cell = rt.alloc<std::uint64_t>(1);
+    cell[0] = 0;
+    rt.barrier();
+    std::uint64_t* c = cell.get();
+    run_kernel<td::Block>(rt, [=](td::Block g) {
+      const int other = 1 - ctx.my_pe;
+      for (std::uint64_t r = 1; r <= 90; ++r) {
+        td::atomic_store(ctx, c, r, other, td::Sem::relaxed);
+        if (r % 3 == 0) td::barrier_all(g, ctx);
+        if (r % 3 == 1) td::sync_all(g, ctx);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        if (r % 3 == 2) td::sync(g, ctx);
+#pragma GCC diagnostic pop
+        EXPECT_EQ(td::atomic_load(ctx, c, ctx.my_pe, td::Sem::relaxed), r);
+        td::sync_all(g, ctx);
+      }
+    });
+    rt.barrier();
+  });
+}
+
 }  // namespace
 }  // namespace tessera::device_test
