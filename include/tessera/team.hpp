@@ -17,8 +17,9 @@ using Team = device::Team;
 // same order on every PE: each allocates the team's workspace (about 2 MiB: the all-reduce
 // staging of device::ops::AllReduceWorkspace::bytes_for plus 128 bytes per PE of agreement
 // records, then the device team barrier's words, device::TeamBarrierWords) from the symmetric
-// heap, zeroed and held until finalize, so make teams once and keep them. A PE that is not a member gets a Team with
-// my_rank == -1 (it may answer pe()/rank_of() but not run a collective on it). Throws like
+// heap, zeroed and held until finalize, so make teams once and keep them. A PE that is not a
+// member gets a Team with my_rank == -1 (it may answer pe()/rank_of() but not run a collective
+// on it). Throws like
 // Runtime::malloc (out_of_memory, or invalid_argument when PEs make different calls).
 Team team_world(Runtime& rt);
 
