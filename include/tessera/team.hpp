@@ -19,8 +19,8 @@ using Team = device::Team;
 // records, then the device team barrier's words, device::TeamBarrierWords) from the symmetric
 // heap, zeroed and held until finalize, so make teams once and keep them. A PE that is not a
 // member gets a Team with my_rank == -1 (it may answer pe()/rank_of() but not run a collective
-// on it). Throws like
-// Runtime::malloc (out_of_memory, or invalid_argument when PEs make different calls).
+// on it). Throws like Runtime::malloc (out_of_memory, or invalid_argument when PEs make
+// different calls).
 Team team_world(Runtime& rt);
 
 // The PEs of this PE's node (Runtime::node). Throws Error(invalid_argument) when a node's PEs
