@@ -47,7 +47,8 @@ TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_barrier_timeout(
 struct BarrierSite {
   std::uint64_t* arrivals;  // this PE's arrival counter
   std::uint64_t* entered;   // this PE's count of barriers entered
-  std::uint64_t* seen;      // member rank 0's kSeen word (member r's is seen + r); null: not kept
+  std::uint64_t* seen;      // member rank 0's seen word (member r's is seen + r)
+  int seen_members;         // members r < seen_members have a seen word
   std::uint64_t* occupant;  // checked mode: occupant, then last launch, then last group tag
   Team members;             // world PEs taking part, my_rank this PE's rank
   bool team;                // a team barrier (named with its team in diagnostics)
@@ -58,7 +59,8 @@ TESSERA_HOST_DEVICE inline BarrierSite world_site(const Context& ctx) {
   BarrierSite s{};
   s.arrivals = &cp[Context::kBarrierArrivals];
   s.entered = &cp[Context::kBarrierEntered];
-  s.seen = ctx.n_pes <= Context::kBarrierSeenPes ? &cp[Context::kBarrierSeen] : nullptr;
+  s.seen = &cp[Context::kBarrierSeen];
+  s.seen_members = ctx.n_pes < Context::kBarrierSeenPes ? ctx.n_pes : Context::kBarrierSeenPes;
   s.occupant = &cp[Context::kBarrierOccupant];
   s.members.start = 0;
   s.members.stride = 1;
@@ -73,6 +75,7 @@ TESSERA_HOST_DEVICE inline BarrierSite team_site(std::uint64_t* words, const Tea
   s.arrivals = &words[TeamBarrierWords::kArrivals];
   s.entered = &words[TeamBarrierWords::kEntered];
   s.seen = &words[TeamBarrierWords::kSeen];
+  s.seen_members = team.size;
   s.occupant = &words[TeamBarrierWords::kOccupant];
   s.members = team;
   s.team = true;
@@ -205,7 +208,7 @@ TESSERA_KERNEL_CODE inline void barrier_arrive_and_wait(const Context& ctx, cons
   const Team& t = s.members;
   const std::uint64_t n =
       platform::atomic_fetch_add(s.entered, std::uint64_t{1}, Sem::relaxed, Scope::device) + 1;
-  std::uint64_t* my_seen = s.seen != nullptr ? s.seen + t.my_rank : nullptr;
+  std::uint64_t* my_seen = t.my_rank < s.seen_members ? s.seen + t.my_rank : nullptr;
   for (int i = 0; i < t.size; ++i) {
     const int pe = t.pe((t.my_rank + i) % t.size);
     if (use_proxy(ctx, pe, what)) {

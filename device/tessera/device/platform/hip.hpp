@@ -12,8 +12,10 @@
 #include "tessera/device/platform/macros.hpp"
 
 #if defined(__HIPCC__) || defined(__HIP__)
-#include <hip/hip_cooperative_groups.h>
 #include <hip/hip_runtime.h>
+
+// After the runtime, whose names it uses.
+#include <hip/hip_cooperative_groups.h>
 
 #include <cstdio>
 #endif
