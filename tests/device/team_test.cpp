@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "device_test_util.hpp"
+#include "tessera/ops/all_reduce.hpp"
 #include "tessera/team.hpp"
 
 namespace tessera::device_test {
@@ -188,6 +189,33 @@ TEST(DeviceTeam, BarrierTimesOutNamingTheMemberThatNeverCame) {
                         HasSubstr("not yet entered by PE 2 (team rank 1, at #0)")));
     }
     expect_error(ErrorCode::peer_lost, [&] { rt.barrier(); });
+  });
+}
+
+// The team's collectives and its barrier share the workspace: all_reduce (every algorithm, on a
+// sub-team) interleaved with device barriers on the same team keeps both right.
+TEST(DeviceTeam, BarrierWordsAndTheTeamsCollectivesDoNotDisturbEachOther) {
+  run_pes(4, [](Runtime& rt) {
+    const auto ctx = rt.device_context();
+    const Team world = team_world(rt);
+    const Team even = team_split_strided(rt, world, 0, 2, 2);
+    const Team odd = team_split_strided(rt, world, 1, 2, 2);
+    const Team mine = rt.pe() % 2 == 0 ? even : odd;
+    auto recv = rt.alloc<std::int64_t>(64);
+    std::vector<std::int64_t> send(64, rt.pe() + 1);
+    std::int64_t expected = 0;
+    for (int r = 0; r < mine.size; ++r) expected += mine.pe(r) + 1;
+    for (auto algo : {ops::AllReduceAlgo::one_shot, ops::AllReduceAlgo::two_shot,
+                      ops::AllReduceAlgo::ring, ops::AllReduceAlgo::atomic}) {
+      ops::all_reduce(rt, rt.stream(), mine, send.data(), recv.get(), 64, ops::Dtype::i64,
+                      ops::ReduceOp::sum, algo);
+      run_kernel<td::Block>(rt, [ctx, mine](td::Block g) {
+        for (int i = 0; i < 20; ++i) td::barrier(g, ctx, mine);
+      });
+      rt.stream().synchronize();
+      for (int i = 0; i < 64; ++i) ASSERT_EQ(recv[static_cast<std::size_t>(i)], expected);
+    }
+    rt.barrier();
   });
 }
 

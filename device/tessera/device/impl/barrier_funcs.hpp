@@ -118,7 +118,7 @@ TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_group(Message& m, std::uin
   m << "block " << block;
 }
 
-[[noreturn]] TESSERA_COLD TESSERA_HOST_DEVICE inline void report_second_group(
+TESSERA_NORETURN TESSERA_COLD TESSERA_HOST_DEVICE inline void report_second_group(
     const Context& ctx, const BarrierSite& s, const char* what, std::uint64_t first,
     std::uint64_t second, bool one_launch) {
   Message m;
