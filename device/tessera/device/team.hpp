@@ -48,9 +48,9 @@ TESSERA_HOST_DEVICE constexpr int translate(const Team& from, int rank, const Te
 // The control words of the barrier over a team (barrier(g, ctx, team) / team_sync in
 // barrier.hpp): the last bytes_for(team.size) bytes of the team's workspace, at the same heap
 // offset on every member, zeroed by the team maker and never reset. Words, from `words(team)`:
-//   kArrivals   every member entering barrier #n of the team adds 1 here, on every member, with
-//               release at system scope; barrier #n on a member returns once its own word
-//               reaches n * team.size (acquire). Only ever grows.
+//   kArrivals   every member entering the n-th barrier of the team adds 1 here, on every
+//               member, with release at system scope; the n-th barrier on a member returns once
+//               its own word reaches n * team.size (acquire). Only ever grows.
 //   kEntered    this PE's count of barriers it has entered on the team (n for the n-th); only
 //               this PE touches it.
 //   kOccupant   checked mode: the tag (GroupTag in barrier_funcs.hpp) of the group inside a
