@@ -16,10 +16,11 @@ using Team = device::Team;
 // All makers are collective over every PE of the job, members and non-members alike, in the
 // same order on every PE: each allocates the team's workspace (about 2 MiB: the all-reduce
 // staging of device::ops::AllReduceWorkspace::bytes_for plus 128 bytes per PE of agreement
-// records) from the symmetric heap, zeroed and held until
-// finalize, so make teams once and keep them. A PE that is not a member gets a Team with
-// my_rank == -1 (it may answer pe()/rank_of() but not run a collective on it). Throws like
-// Runtime::malloc (out_of_memory, or invalid_argument when PEs make different calls).
+// records, then the device team barrier's words, device::TeamBarrierWords) from the symmetric
+// heap, zeroed and held until finalize, so make teams once and keep them. A PE that is not a
+// member gets a Team with my_rank == -1 (it may answer pe()/rank_of() but not run a collective
+// on it). Throws like Runtime::malloc (out_of_memory, or invalid_argument when PEs make
+// different calls).
 Team team_world(Runtime& rt);
 
 // The PEs of this PE's node (Runtime::node). Throws Error(invalid_argument) when a node's PEs

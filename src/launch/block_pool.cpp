@@ -1,6 +1,10 @@
 #include "launch/block_pool.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <utility>
+
+#include "tessera/device/platform.hpp"
 
 namespace tessera::detail {
 namespace {
@@ -15,6 +19,8 @@ struct GridRun {
   std::condition_variable done;
   int remaining = 0;
   std::exception_ptr first;
+  // grid_sync's arrival counter, shared by the grid's blocks (platform::HostLaunchSite).
+  std::uint64_t grid_arrivals = 0;
 
   void finish(std::exception_ptr error) {
     std::lock_guard lock(mu);
@@ -23,6 +29,24 @@ struct GridRun {
     if (--remaining == 0) done.notify_all();
   }
 };
+
+// Runs fn(Block(b, grid)) with the thread's launch site (platform::host_launch_site) naming
+// launch `id`, block b and the grid's grid_sync counter, and clears the site afterwards.
+std::exception_ptr run_block(const std::function<void(device::Block)>& fn, int b, int grid,
+                             std::uint64_t id, GridRun& run) {
+  device::platform::host_launch_site = {id, b, &run.grid_arrivals, 0};
+  std::exception_ptr error;
+  try {
+    fn(device::Block(b, grid));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  device::platform::host_launch_site = {};
+  return error;
+}
+
+// Numbers launches (never 0) so that checked mode can tell two groups of one launch apart.
+std::atomic<std::uint64_t> g_launches{0};
 
 }  // namespace
 
@@ -59,29 +83,16 @@ std::exception_ptr BlockPool::run(int grid, const std::function<void(device::Blo
   }
   auto run = std::make_shared<GridRun>();
   run->remaining = grid;
+  const std::uint64_t id = g_launches.fetch_add(1, std::memory_order_relaxed) + 1;
   for (int b = 1; b < grid; ++b) {
     Worker& w = *workers_[static_cast<std::size_t>(b - 1)];
     {
       std::lock_guard lock(w.mu);
-      w.job = [run, &fn, b, grid] {
-        std::exception_ptr error;
-        try {
-          fn(device::Block(b, grid));
-        } catch (...) {
-          error = std::current_exception();
-        }
-        run->finish(std::move(error));
-      };
+      w.job = [run, &fn, b, grid, id] { run->finish(run_block(fn, b, grid, id, *run)); };
     }
     w.cv.notify_one();
   }
-  std::exception_ptr error;
-  try {
-    fn(device::Block(0, grid));
-  } catch (...) {
-    error = std::current_exception();
-  }
-  run->finish(std::move(error));
+  run->finish(run_block(fn, 0, grid, id, *run));
   std::unique_lock lock(run->mu);
   run->done.wait(lock, [&] { return run->remaining == 0; });
   return std::exchange(run->first, nullptr);

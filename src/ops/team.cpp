@@ -23,9 +23,11 @@ std::string describe(const Team& t) {
 }
 
 // Collective: gives `team` its zeroed workspace (the collectives' staging and signals, then the
-// agreement records of ops/collective_support.hpp), visible to every PE before any uses it.
+// agreement records of ops/collective_support.hpp, then the device team barrier's words at its
+// end: device::TeamBarrierWords), visible to every PE before any uses it.
 Team with_workspace(Runtime& rt, Team team) {
-  const std::size_t bytes = ops::support::team_workspace_bytes(rt.n_pes());
+  const std::size_t bytes = ops::support::team_workspace_bytes(rt.n_pes()) +
+                            device::TeamBarrierWords::bytes_for(rt.n_pes());
   team.workspace = rt.malloc(bytes, 64);
   team.workspace_bytes = bytes;
   detail::zero_heap(rt, team.workspace, bytes);

@@ -28,12 +28,11 @@ tessera_shmem_team active_set(const State& s, const char* routine, int start, in
                      std::to_string(s.ctx.n_pes) + ")");
   }
   tessera_shmem_team set;
-  for (int i = 0; i < size; ++i) {
-    const int pe = static_cast<int>(start + i * stride);
-    if (pe == s.ctx.my_pe) set.my_pe = i;
-    set.pes.push_back(pe);
-  }
-  if (set.my_pe < 0) {
+  set.team.start = start;
+  set.team.stride = static_cast<int>(stride);
+  set.team.size = size;
+  set.team.my_rank = set.team.rank_of(s.ctx.my_pe);
+  if (set.team.my_rank < 0) {
     die(routine, "this PE is not in the active set PE_start " + std::to_string(start) +
                      ", logPE_stride " + std::to_string(log_stride) + ", PE_size " +
                      std::to_string(size) + ": only its members may call it");
@@ -47,11 +46,11 @@ tessera_shmem_team active_set(const State& s, const char* routine, int start, in
 int broadcast(const char* routine, shmem_team_t team, void* dest, const void* source,
               std::size_t bytes, int root) {
   State& s = state(routine);
-  if (!usable_team(team) || root < 0 || root >= static_cast<int>(team->pes.size())) return -1;
+  if (!usable_team(team) || root < 0 || root >= team->team.size) return -1;
   require_symmetric_range(s, routine, dest, bytes, "destination");
   require_symmetric_range(s, routine, source, bytes, "source");
   return run_collective(s, routine, *team, [&] {
-    if (team->my_pe != root) {
+    if (team->team.my_rank != root) {
       Landing landing(dest, bytes, nullptr, 0);
       read_member(s, routine, landing.at(), source, bytes, world_pe(*team, root));
       return landing;
@@ -73,7 +72,7 @@ int collect(const char* routine, shmem_team_t team, void* dest, const void* sour
   // Published before the opening sync, read by the members before the closing one.
   if (!uniform) *s.collect_count = bytes / element_bytes;
   return run_collective(s, routine, *team, [&] {
-    const auto m = static_cast<int>(team->pes.size());
+    const int m = team->team.size;
     std::vector<std::size_t> counts(static_cast<std::size_t>(m), bytes);
     if (!uniform) {
       for (int k = 0; k < m; ++k) {
@@ -104,7 +103,7 @@ int alltoalls(const char* routine, shmem_team_t team, void* dest, const void* so
               std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems) {
   State& s = state(routine);
   if (!usable_team(team) || dst < 1 || sst < 1) return -1;
-  const auto m = static_cast<int>(team->pes.size());
+  const int m = team->team.size;
   const auto dstride = static_cast<std::size_t>(dst);
   const auto sstride = static_cast<std::size_t>(sst);
   const std::size_t all = nelems * static_cast<std::size_t>(m);
@@ -115,7 +114,7 @@ int alltoalls(const char* routine, shmem_team_t team, void* dest, const void* so
   return run_collective(s, routine, *team, [&] {
     Landing landing(dest, dest_bytes, source, source_bytes);
     if (nelems == 0) return landing;
-    const auto k = static_cast<std::size_t>(team->my_pe);
+    const auto k = static_cast<std::size_t>(team->team.my_rank);
     const auto* from = static_cast<const char*>(source) + k * nelems * sstride * kBytes;
     const std::size_t block_span = span_bytes<kBytes>(nelems, sstride);
     std::vector<char> bounce;  // an unmapped member's block, fetched with one get

@@ -13,9 +13,7 @@
 namespace tessera::shmem {
 
 // The world PE of team member `rank`.
-inline int world_pe(const tessera_shmem_team& team, int rank) {
-  return team.pes[static_cast<std::size_t>(rank)];
-}
+inline int world_pe(const tessera_shmem_team& team, int rank) { return team.team.pe(rank); }
 
 // Ends the job unless [p, p + bytes) is symmetric; nothing to check for an empty range.
 inline void require_symmetric_range(const State& s, const char* routine, const void* p,

@@ -87,8 +87,8 @@ void combine(const State& s, const char* routine, const tessera_shmem_team& team
   std::vector<T> bounce;  // a chunk of an unmapped member's source
   for (std::size_t done = 0; done < count; done += chunk) {
     const std::size_t c = std::min(chunk, count - done);
-    for (std::size_t k = 0; k < team.pes.size(); ++k) {
-      const int pe = team.pes[k];
+    for (int k = 0; k < team.team.size; ++k) {
+      const int pe = team.team.pe(k);
       const T* in = s.ctx.ptr(source + first + done, pe);
       if (in == nullptr) {
         bounce.resize(c);
@@ -112,7 +112,7 @@ int reduce(const char* routine, shmem_team_t team, T* dest, const T* source, std
   const std::size_t bytes = n * sizeof(T);
   require_symmetric_range(s, routine, dest, bytes, "destination");
   require_symmetric_range(s, routine, source, bytes, "source");
-  const auto m = team->pes.size();
+  const auto m = static_cast<std::size_t>(team->team.size);
   const bool disjoint = dest + n <= source || source + n <= dest;
   if (m < 3 || n < kSplitElements || !(disjoint || dest == source)) {
     return run_collective(s, routine, *team, [&] {
@@ -127,7 +127,7 @@ int reduce(const char* routine, shmem_team_t team, T* dest, const T* source, std
   // by then (the middle sync) no member reads a source any more, so dest may overwrite it. The
   // closing sync keeps slice r of this dest unchanged until every member has read it.
   const auto slice = [&](std::size_t j) { return n * j / m; };
-  const auto r = static_cast<std::size_t>(team->my_pe);
+  const auto r = static_cast<std::size_t>(team->team.my_rank);
   team_sync(s, *team, routine);
   {
     const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / sizeof(T));
@@ -142,7 +142,7 @@ int reduce(const char* routine, shmem_team_t team, T* dest, const T* source, std
   for (std::size_t j = 0; j < m; ++j) {
     if (j == r) continue;
     read_member(s, routine, dest + slice(j), dest + slice(j), (slice(j + 1) - slice(j)) * sizeof(T),
-                team->pes[j]);
+                team->team.pe(static_cast<int>(j)));
   }
   team_sync(s, *team, routine);
   return 0;

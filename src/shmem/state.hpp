@@ -15,10 +15,12 @@
 #include "tessera/runtime.hpp"
 #include "tessera/shmem.h"
 
-// A team handle's object: the world PEs of the team in team order, and this PE's place in it.
+// A team handle's object: the strided set of world PEs the device API's Team describes (team PE
+// i is world PE team.pe(i); team.my_rank is this PE's team number, -1 when not a member), so a
+// team handle and a device Team answer pe / rank_of / translate the same way. Its Team has no
+// workspace: shmem_team_sync runs on the counters shmem_init allocated.
 struct tessera_shmem_team {
-  std::vector<int> pes;  // world PE of each team PE
-  int my_pe = -1;        // this PE's team number; -1 when not a member
+  tessera::device::Team team;
   shmem_team_config_t config{};
   bool predefined = false;  // SHMEM_TEAM_WORLD or SHMEM_TEAM_SHARED: never destroyed
 };

@@ -1,9 +1,11 @@
-// Teams: lists of world PEs. Creating one is local arithmetic on the parent's list, so a split
-// needs no communication. shmem_team_sync is a dissemination barrier over per-sender counters
-// that every PE allocated at shmem_init, so it needs no per-team resources either.
+// Teams: strided sets of world PEs, the device API's Team (tessera/device/team.hpp), so a handle
+// answers pe / rank_of / translate exactly as a device Team does. Creating one is local
+// arithmetic on the parent's start and stride, so a split needs no communication. shmem_team_sync
+// is a dissemination barrier over per-sender counters that every PE allocated at shmem_init, so it
+// needs no per-team resources either.
 #include "shmem/teams.hpp"
 
-#include <algorithm>
+#include <vector>
 
 #include "shmem/wait.hpp"
 
@@ -20,26 +22,46 @@ shmem_team_t const SHMEM_TEAM_SHARED = &g_shared;
 namespace tessera::shmem {
 namespace {
 
-bool valid(shmem_team_t team) { return team != SHMEM_TEAM_INVALID && !team->pes.empty(); }
+bool valid(shmem_team_t team) { return team != SHMEM_TEAM_INVALID && team->team.size > 0; }
+
+// The strided team of `pes` (ascending world PEs, `me` among them) when they are evenly spaced,
+// else the team of `me` alone: a Team is strided, and a one-PE team is always a correct
+// SHMEM_TEAM_SHARED (its members must share memory, not every PE that does must be in it).
+tessera::device::Team strided_or_self(const std::vector<int>& pes, int me) {
+  tessera::device::Team t;
+  t.start = me;
+  t.size = 1;
+  const int stride = pes.size() > 1 ? pes[1] - pes[0] : 1;
+  bool even = stride >= 1;
+  for (std::size_t i = 1; even && i < pes.size(); ++i) even = pes[i] - pes[i - 1] == stride;
+  if (even && !pes.empty()) {
+    t.start = pes.front();
+    t.stride = stride;
+    t.size = static_cast<int>(pes.size());
+  }
+  t.my_rank = t.rank_of(me);
+  return t;
+}
 
 }  // namespace
 
-bool usable_team(shmem_team_t team) { return valid(team) && team->my_pe >= 0; }
+bool usable_team(shmem_team_t team) { return valid(team) && team->team.my_rank >= 0; }
 
 void init_predefined_teams(State& s) {
   const int me = s.ctx.my_pe;
   g_world = tessera_shmem_team{};
   g_shared = tessera_shmem_team{};
   g_world.predefined = g_shared.predefined = true;
+  std::vector<int> shared;
   for (int pe = 0; pe < s.ctx.n_pes; ++pe) {
-    g_world.pes.push_back(pe);
     const Transport t = s.runtime.transport(pe);
-    if (t == Transport::self || t == Transport::mapped) {
-      if (pe == me) g_shared.my_pe = static_cast<int>(g_shared.pes.size());
-      g_shared.pes.push_back(pe);
-    }
+    if (t == Transport::self || t == Transport::mapped) shared.push_back(pe);
   }
-  g_world.my_pe = me;
+  g_world.team.start = 0;
+  g_world.team.stride = 1;
+  g_world.team.size = s.ctx.n_pes;
+  g_world.team.my_rank = me;
+  g_shared.team = strided_or_self(shared, me);
   s.sync_counters = static_cast<std::uint64_t*>(
       s.runtime.calloc(static_cast<std::size_t>(s.ctx.n_pes), sizeof(std::uint64_t)));
   s.sync_consumed.assign(static_cast<std::size_t>(s.ctx.n_pes), 0);
@@ -63,11 +85,11 @@ namespace tessera::shmem {
 // before the sync are visible after it.
 void team_sync(State& s, const tessera_shmem_team& team, const char* routine) {
   const int me = s.ctx.my_pe;
-  const auto m = static_cast<int>(team.pes.size());
-  const int i = team.my_pe;
+  const int m = team.team.size;
+  const int i = team.team.my_rank;
   for (int dist = 1; dist < m; dist *= 2) {
-    const int to = team.pes[static_cast<std::size_t>((i + dist) % m)];
-    const int from = team.pes[static_cast<std::size_t>((i - dist + m) % m)];
+    const int to = team.team.pe((i + dist) % m);
+    const int from = team.team.pe((i - dist + m) % m);
     guarded(routine,
             [&] { device::atomic_add(s.ctx, &s.sync_counters[me], std::uint64_t{1}, to); });
     const std::uint64_t expected = ++s.sync_consumed[static_cast<std::size_t>(from)];
@@ -92,21 +114,18 @@ extern "C" {
 
 int shmem_team_my_pe(shmem_team_t team) {
   state("shmem_team_my_pe");
-  return valid(team) ? team->my_pe : -1;
+  return valid(team) ? team->team.my_rank : -1;
 }
 
 int shmem_team_n_pes(shmem_team_t team) {
   state("shmem_team_n_pes");
-  return valid(team) ? static_cast<int>(team->pes.size()) : -1;
+  return valid(team) ? team->team.n_pes() : -1;
 }
 
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) {
   state("shmem_team_translate_pe");
   if (!valid(src_team) || !valid(dest_team)) return -1;
-  if (src_pe < 0 || src_pe >= static_cast<int>(src_team->pes.size())) return -1;
-  const int world_pe = src_team->pes[static_cast<std::size_t>(src_pe)];
-  auto it = std::find(dest_team->pes.begin(), dest_team->pes.end(), world_pe);
-  return it == dest_team->pes.end() ? -1 : static_cast<int>(it - dest_team->pes.begin());
+  return tessera::device::translate(src_team->team, src_pe, dest_team->team);
 }
 
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
@@ -115,23 +134,25 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
   state("shmem_team_split_strided");
   if (new_team == nullptr) die("shmem_team_split_strided", "new_team is NULL");
   *new_team = SHMEM_TEAM_INVALID;
-  if (!valid(parent_team) || parent_team->my_pe < 0) return -1;
-  const long parent_size = static_cast<long>(parent_team->pes.size());
+  if (!valid(parent_team) || parent_team->team.my_rank < 0) return -1;
+  const long parent_size = parent_team->team.size;
   if (size < 1 || start < 0 || (size > 1 && stride < 1)) return -1;
   const long last =
       static_cast<long>(start) + static_cast<long>(size - 1) * (size > 1 ? stride : 0);
   if (last >= parent_size) return -1;
 
   auto team = new tessera_shmem_team{};
-  for (int i = 0; i < size; ++i) {
-    const long parent_pe = start + static_cast<long>(i) * (size > 1 ? stride : 0);
-    if (parent_pe == parent_team->my_pe) team->my_pe = i;
-    team->pes.push_back(parent_team->pes[static_cast<std::size_t>(parent_pe)]);
-  }
+  // Member i is parent member start + i * stride, so world PE parent.pe(start) + i * stride *
+  // parent.stride: strided again (a one-member team keeps stride 1).
+  const tessera::device::Team& parent = parent_team->team;
+  team->team.start = parent.pe(start);
+  team->team.stride = size > 1 ? parent.stride * stride : 1;
+  team->team.size = size;
+  team->team.my_rank = team->team.rank_of(parent.pe(parent.my_rank));
   if ((config_mask & SHMEM_TEAM_NUM_CONTEXTS) != 0 && config != nullptr) {
     team->config.num_contexts = config->num_contexts;
   }
-  if (team->my_pe < 0) {
+  if (team->team.my_rank < 0) {
     delete team;
     return 0;
   }

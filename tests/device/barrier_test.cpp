@@ -34,7 +34,7 @@ TYPED_TEST(DeviceBarrier, OrdersEveryRoundOfWritesOverManyIterations) {
                       td::make_tile<const std::uint64_t>(&value, 1), right);
           td::barrier(g, ctx);
           if (slot[0] != value) ++bad[0];
-          td::sync(g, ctx);
+          td::sync_all(g, ctx);
         }
       });
     }

@@ -35,7 +35,7 @@ TESSERA_KERNEL_CODE void signal_calls(G g, const td::Context& ctx, std::uint64_t
   td::wait_until(g, ctx, sigs, td::Cmp::eq, 2, td::Sem::relaxed);
   td::wait_until_all(g, ctx, sigs, 4, td::Cmp::ge, 1);
   td::barrier(g, ctx);
-  td::sync(g, ctx);
+  td::sync_all(g, ctx);
   if (g.rank() == 0) {
     td::signal(ctx, sigs, 3, td::SignalOp::add, pe);
     td::signal(ctx, sigs, 3, td::SignalOp::set, pe, td::Sem::relaxed, td::Scope::device);
@@ -151,5 +151,26 @@ template __global__ void element_kernel<td::Warp, Packed8>(td::Context, Packed8*
                                                            int);
 template __global__ void element_kernel<td::Thread, Pair4>(td::Context, Pair4*, std::uint64_t*,
                                                            int);
+// --- Issue 17, H-team: device teams, the renamed whole-job barriers, grid_sync ---
+template <class G>
+__global__ void team_kernel(td::Context ctx, td::Team team, td::Team other, int* out) {
+  const G g = make_group<G>();
+  td::barrier(g, ctx, team);
+  td::team_sync(g, ctx, team);
+  td::barrier_all(g, ctx);
+  td::sync_all(g, ctx);
+  if (g.rank() == 0) *out = td::translate(team, 0, other) + team.rank_of(ctx.my_pe);
+}
+
+__global__ void grid_sync_kernel(td::Context ctx, std::uint64_t* out) {
+  const td::Block blk = make_group<td::Block>();
+  out[blk.block_id()] = 1;
+  td::grid_sync(blk, ctx);
+  if (blk.rank() == 0) out[blk.grid_size() + blk.block_id()] = td::platform::launch_id();
+}
+
+template __global__ void team_kernel<td::Thread>(td::Context, td::Team, td::Team, int*);
+template __global__ void team_kernel<td::Warp>(td::Context, td::Team, td::Team, int*);
+template __global__ void team_kernel<td::Block>(td::Context, td::Team, td::Team, int*);
 
 }  // namespace tessera::device_headers_compile

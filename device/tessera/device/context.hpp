@@ -41,6 +41,12 @@ struct Context {
   // Word indices into control_page (the first page of the control area, which peers may write).
   static constexpr std::size_t kBarrierArrivals = 0;
   static constexpr std::size_t kBarrierEntered = 8;  // its own cache line
+  // Checked mode (barrier_funcs.hpp's one-group check): the tag of the group inside a world
+  // barrier on this PE now (0 when none), then the launch and tag of the last group that entered
+  // one. This PE's own words, in kBarrierEntered's line.
+  static constexpr std::size_t kBarrierOccupant = 9;
+  static constexpr std::size_t kBarrierLastLaunch = 10;
+  static constexpr std::size_t kBarrierLastGroup = 11;
   // Non-zero once the job is aborting: encode_abort(pe, reason). Every bounded wait polls it, so a
   // PE that failed, or died, ends the waits of its peers in well under the timeout.
   static constexpr std::size_t kAbortWord = 16;

@@ -9,6 +9,7 @@
 #include "tessera/device/failure.hpp"
 #include "tessera/device/failure_record.hpp"
 #include "tessera/device/flat_context.hpp"
+#include "tessera/device/grid.hpp"
 #include "tessera/device/group.hpp"
 #include "tessera/device/order.hpp"
 #include "tessera/device/platform.hpp"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "tessera/device/platform/macros.hpp"
@@ -36,5 +37,46 @@ struct Team {
 };
 
 static_assert(std::is_trivially_copyable_v<Team>, "Team is passed to kernels by value");
+
+// The rank in `to` of the PE that has rank `rank` in `from`, or -1 when that PE is not a member
+// of `to` or `rank` lies outside [0, from.size) (OpenSHMEM's shmem_team_translate_pe). Pure
+// arithmetic on the two teams: no communication, callable anywhere.
+TESSERA_HOST_DEVICE constexpr int translate(const Team& from, int rank, const Team& to) {
+  return rank < 0 || rank >= from.size ? -1 : to.rank_of(from.pe(rank));
+}
+
+// The control words of the barrier over a team (barrier(g, ctx, team) / team_sync in
+// barrier.hpp): the last bytes_for(team.size) bytes of the team's workspace, at the same heap
+// offset on every member, zeroed by the team maker and never reset. Words, from `words(team)`:
+//   kArrivals   every member entering the n-th barrier of the team adds 1 here, on every
+//               member, with release at system scope; the n-th barrier on a member returns once
+//               its own word reaches n * team.size (acquire). Only ever grows.
+//   kEntered    this PE's count of barriers it has entered on the team (n for the n-th); only
+//               this PE touches it.
+//   kOccupant   checked mode: the tag (GroupTag in barrier_funcs.hpp) of the group inside a
+//               barrier on this PE right now, 0 when none; this PE only.
+//   kLastLaunch, kLastGroup   checked mode: the launch and group tag of the group that entered
+//               last on this PE; this PE only.
+//   kSeen + r   the number of barriers member r has entered, written by r (relaxed) before its
+//               arrivals, so a barrier that times out names the members that never came.
+struct TeamBarrierWords {
+  static constexpr std::size_t kArrivals = 0;
+  static constexpr std::size_t kEntered = 8;  // its own cache line: peers write kArrivals
+  static constexpr std::size_t kOccupant = 9;
+  static constexpr std::size_t kLastLaunch = 10;
+  static constexpr std::size_t kLastGroup = 11;
+  static constexpr std::size_t kSeen = 16;
+
+  // Bytes of the words of a team of `team_size` members (a multiple of 64).
+  TESSERA_HOST_DEVICE static constexpr std::size_t bytes_for(int team_size) {
+    return ((kSeen + static_cast<std::size_t>(team_size)) * 8 + 63) / 64 * 64;
+  }
+  // The first word, or null when the team has no workspace large enough to hold them.
+  TESSERA_HOST_DEVICE static std::uint64_t* words(const Team& team) {
+    if (team.workspace == nullptr || team.workspace_bytes < bytes_for(team.size)) return nullptr;
+    return reinterpret_cast<std::uint64_t*>(static_cast<unsigned char*>(team.workspace) +
+                                            team.workspace_bytes - bytes_for(team.size));
+  }
+};
 
 }  // namespace tessera::device

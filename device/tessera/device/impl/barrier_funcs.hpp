@@ -1,8 +1,13 @@
-// Bodies of barrier.hpp. The n-th barrier on a PE adds 1 (release) to the arrival counter of
-// every PE and waits until its own counter reaches n * n_pes (acquire). A PE cannot enter
-// barrier n + 1 before every PE entered barrier n, so the counter reaches n * n_pes only once
-// all PEs have arrived at barrier n, however far ahead the fast ones are.
+// Bodies of barrier.hpp. One algorithm for the whole-job barrier and the team barrier, over the
+// words of a BarrierSite: the n-th barrier on a member adds 1 (release, system scope) to the
+// arrival counter of every member and waits until its own counter reaches n * members (acquire).
+// A member cannot enter barrier n + 1 before every member entered barrier n, so the counter
+// reaches n * members only once all members have arrived at barrier n, however far ahead the
+// fast ones are. The team barrier's words are described at TeamBarrierWords (team.hpp); the
+// whole job's are Context::kBarrier* in the control area.
 #pragma once
+
+#include <type_traits>
 
 #include "tessera/device/barrier.hpp"
 #include "tessera/device/impl/check.hpp"
@@ -37,23 +42,196 @@ TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_barrier_timeout(
   }
 }
 
-// Waits for the barrier's arrivals; on timeout names the PEs that have not entered barrier n
-// (from the kBarrierSeen words they write before arriving).
-TESSERA_KERNEL_CODE inline void barrier_wait(const Context& ctx, std::uint64_t n,
-                                             const char* what) {
-  std::uint64_t* arrivals = &ctx.control_page[Context::kBarrierArrivals];
-  const std::uint64_t target = n * static_cast<std::uint64_t>(ctx.n_pes);
+// The words one barrier runs on, as this PE addresses them (all at the same heap or control-area
+// offset on every member), and the members it runs over.
+struct BarrierSite {
+  std::uint64_t* arrivals;  // this PE's arrival counter
+  std::uint64_t* entered;   // this PE's count of barriers entered
+  std::uint64_t* seen;      // member rank 0's seen word (member r's is seen + r)
+  int seen_members;         // members r < seen_members have a seen word
+  std::uint64_t* occupant;  // checked mode: occupant, then last launch, then last group tag
+  Team members;             // world PEs taking part, my_rank this PE's rank
+  bool team;                // a team barrier (named with its team in diagnostics)
+};
+
+TESSERA_HOST_DEVICE inline BarrierSite world_site(const Context& ctx) {
+  std::uint64_t* cp = ctx.control_page;
+  BarrierSite s{};
+  s.arrivals = &cp[Context::kBarrierArrivals];
+  s.entered = &cp[Context::kBarrierEntered];
+  s.seen = &cp[Context::kBarrierSeen];
+  s.seen_members = ctx.n_pes < Context::kBarrierSeenPes ? ctx.n_pes : Context::kBarrierSeenPes;
+  s.occupant = &cp[Context::kBarrierOccupant];
+  s.members.start = 0;
+  s.members.stride = 1;
+  s.members.size = ctx.n_pes;
+  s.members.my_rank = ctx.my_pe;
+  s.team = false;
+  return s;
+}
+
+TESSERA_HOST_DEVICE inline BarrierSite team_site(std::uint64_t* words, const Team& team) {
+  BarrierSite s{};
+  s.arrivals = &words[TeamBarrierWords::kArrivals];
+  s.entered = &words[TeamBarrierWords::kEntered];
+  s.seen = &words[TeamBarrierWords::kSeen];
+  s.seen_members = team.size;
+  s.occupant = &words[TeamBarrierWords::kOccupant];
+  s.members = team;
+  s.team = true;
+  return s;
+}
+
+// "<what> on team (start a, stride b, size c) on PE p" or "<what> on PE p".
+TESSERA_COLD TESSERA_HOST_DEVICE inline void name_barrier(Message& m, const Context& ctx,
+                                                          const BarrierSite& s, const char* what) {
+  m << what;
+  if (s.team) {
+    m << " on team (start " << s.members.start << ", stride " << s.members.stride << ", size "
+      << s.members.size << ")";
+  }
+  m << " on PE " << ctx.my_pe;
+}
+
+// The group that entered a barrier, for the one-group check: its kind (1 thread, 2 warp, 3
+// block) in bits 60-61, its block's index in bits 20-51, its thread or warp index in its block
+// in bits 0-19. Never 0.
+template <class G>
+TESSERA_HOST_DEVICE std::uint64_t group_tag(const G& g) {
+  std::uint64_t kind = 1, block = static_cast<std::uint32_t>(platform::block_index()), sub = 0;
+  if constexpr (std::is_same_v<G, Block>) {
+    kind = 3;
+    block = static_cast<std::uint32_t>(g.block_id());
+  } else if constexpr (std::is_same_v<G, Warp>) {
+    kind = 2;
+    sub = static_cast<std::uint64_t>(platform::thread_in_block() / platform::warp_size());
+  } else {
+    sub = static_cast<std::uint64_t>(platform::thread_in_block());
+  }
+  return kind << 60 | block << 20 | (sub & 0xfffffu);
+}
+
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_group(Message& m, std::uint64_t tag) {
+  const std::uint64_t kind = tag >> 60, block = (tag >> 20) & 0xffffffffu, sub = tag & 0xfffffu;
+  if (kind == 1) m << "thread " << sub << " of ";
+  if (kind == 2) m << "warp " << sub << " of ";
+  m << "block " << block;
+}
+
+TESSERA_NORETURN TESSERA_COLD TESSERA_HOST_DEVICE inline void report_second_group(
+    const Context& ctx, const BarrierSite& s, const char* what, std::uint64_t first,
+    std::uint64_t second, bool one_launch) {
+  Message m;
+  name_barrier(m, ctx, s, what);
+  m << " entered by ";
+  describe_group(m, first);
+  m << " and ";
+  describe_group(m, second);
+  m << (one_launch ? " of one launch" : " at once")
+    << ": a barrier is entered by one group per PE (one Thread, Warp or Block, not every block "
+       "of a grid; grid_sync syncs the blocks of one launch)";
+  platform::report_failure(FailureCode::invalid_argument, m.c_str());
+}
+
+// Checked mode, on entry: claims the occupant word for this group, and fails when another group
+// of this PE is inside the barrier now or entered it earlier in the same launch.
+TESSERA_HOST_DEVICE inline void claim_barrier(const Context& ctx, const BarrierSite& s,
+                                              const char* what, std::uint64_t tag) {
+  const std::uint64_t launch = platform::launch_id();
+  std::uint64_t* last_launch = s.occupant + 1;
+  std::uint64_t* last_group = s.occupant + 2;
+  const std::uint64_t inside = platform::atomic_compare_exchange(s.occupant, std::uint64_t{0}, tag,
+                                                                 Sem::acq_rel, Scope::device);
+  const bool same_launch =
+      launch != 0 && platform::atomic_load(last_launch, Sem::relaxed, Scope::device) == launch;
+  if (inside != 0) report_second_group(ctx, s, what, inside, tag, same_launch);
+  const std::uint64_t before = platform::atomic_load(last_group, Sem::relaxed, Scope::device);
+  if (same_launch && before != tag) {
+    platform::atomic_store(s.occupant, std::uint64_t{0}, Sem::release, Scope::device);
+    report_second_group(ctx, s, what, before, tag, true);
+  }
+  platform::atomic_store(last_launch, launch, Sem::relaxed, Scope::device);
+  platform::atomic_store(last_group, tag, Sem::relaxed, Scope::device);
+}
+
+// The diagnostic of a team barrier timing out: the team, the barrier's number, the counter
+// awaited and seen, and the members that have not entered it.
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_team_barrier_timeout(
+    Message& m, const Context& ctx, const BarrierSite& s, const char* what, std::uint64_t n,
+    std::uint64_t seen) {
+  const std::uint64_t target = n * static_cast<std::uint64_t>(s.members.size);
+  name_barrier(m, ctx, s, what);
+  m << " timed out after " << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000)
+    << " ms in barrier #" << n << ": arrival counter (team workspace, heap offset "
+    << static_cast<std::uint64_t>(ctx.heap_offset(s.arrivals)) << ") awaited (value >= " << target
+    << "), saw " << seen << "; not yet entered by PE";
+  int listed = 0;
+  for (int r = 0; r < s.members.size; ++r) {
+    const std::uint64_t entered = platform::atomic_load(s.seen + r, Sem::relaxed, Scope::system);
+    if (entered >= n) continue;
+    if (listed < 16) {
+      m << (listed == 0 ? " " : ", ") << s.members.pe(r) << " (team rank " << r << ", at #"
+        << entered << ")";
+    }
+    ++listed;
+  }
+  if (listed > 16) m << " and " << (listed - 16) << " more";
+  if (listed == 0) m << " none (their arrivals are still in flight)";
+}
+
+// Waits for the barrier's arrivals; on timeout names the members that have not entered barrier
+// n (from the seen words they write before arriving).
+TESSERA_KERNEL_CODE inline void barrier_wait(const Context& ctx, const BarrierSite& s,
+                                             std::uint64_t n, const char* what) {
+  const std::uint64_t target = n * static_cast<std::uint64_t>(s.members.size);
   SpinPacer pacer(ctx, what);
   for (std::uint32_t spins = 0;; ++spins) {
-    if (platform::atomic_load(arrivals, Sem::acquire, Scope::system) >= target) return;
+    if (platform::atomic_load(s.arrivals, Sem::acquire, Scope::system) >= target) return;
     if (!pacer.pause_and_check(spins)) continue;
-    const std::uint64_t seen = platform::atomic_load(arrivals, Sem::acquire, Scope::system);
+    const std::uint64_t seen = platform::atomic_load(s.arrivals, Sem::acquire, Scope::system);
     if (seen >= target) return;
     broadcast_abort(ctx);
     Message m;
-    describe_barrier_timeout(m, ctx, what, n, seen);
+    if (s.team) {
+      describe_team_barrier_timeout(m, ctx, s, what, n, seen);
+    } else {
+      describe_barrier_timeout(m, ctx, what, n, seen);
+    }
     platform::report_failure(FailureCode::timeout, m.c_str());
   }
+}
+
+// Run by one thread of the entering group: counts this barrier, notes it in every member's seen
+// word, arrives at every member, waits for all arrivals.
+TESSERA_KERNEL_CODE inline void barrier_arrive_and_wait(const Context& ctx, const BarrierSite& s,
+                                                        const char* what) {
+  const Team& t = s.members;
+  const std::uint64_t n =
+      platform::atomic_fetch_add(s.entered, std::uint64_t{1}, Sem::relaxed, Scope::device) + 1;
+  std::uint64_t* my_seen = t.my_rank < s.seen_members ? s.seen + t.my_rank : nullptr;
+  for (int i = 0; i < t.size; ++i) {
+    const int pe = t.pe((t.my_rank + i) % t.size);
+    if (use_proxy(ctx, pe, what)) {
+      // The words lie at the same offset from the heap's start on every PE.
+      if (my_seen != nullptr) {
+        proxy_push(ctx,
+                   encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::store, pe,
+                                                      ctx.heap_offset(my_seen), n, 0, false),
+                   what);
+      }
+      proxy_push(ctx,
+                 encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::add, pe,
+                                                    ctx.heap_offset(s.arrivals), 1, 0, true),
+                 what);
+      continue;
+    }
+    // For diagnostics only: which barrier this PE has entered, ordered before its arrival.
+    if (my_seen != nullptr)
+      platform::atomic_store(translate(ctx, my_seen, pe, what), n, Sem::relaxed, Scope::system);
+    platform::atomic_fetch_add(translate(ctx, s.arrivals, pe, what), std::uint64_t{1}, Sem::release,
+                               Scope::system);
+  }
+  barrier_wait(ctx, s, n, what);
 }
 
 template <class G>
@@ -67,36 +245,42 @@ TESSERA_KERNEL_CODE void barrier_impl(G g, const Context& ctx, const char* what)
       platform::report_failure(FailureCode::invalid_argument, m.c_str());
     }
     check_abort(ctx, what);
-    std::uint64_t* arrivals = &ctx.control_page[Context::kBarrierArrivals];
-    std::uint64_t* entered = &ctx.control_page[Context::kBarrierEntered];
-    const bool note_seen = ctx.my_pe < Context::kBarrierSeenPes;
-    std::uint64_t* seen = &ctx.control_page[Context::kBarrierSeen +
-                                            static_cast<std::size_t>(note_seen ? ctx.my_pe : 0)];
-    const std::uint64_t n =
-        platform::atomic_fetch_add(entered, std::uint64_t{1}, Sem::relaxed, Scope::device) + 1;
-    for (int i = 0; i < ctx.n_pes; ++i) {
-      const int pe = (ctx.my_pe + i) % ctx.n_pes;
-      if (use_proxy(ctx, pe, what)) {
-        // The barrier words lie past the user heap, at the same offset on every PE.
-        if (note_seen) {
-          proxy_push(ctx,
-                     encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::store, pe,
-                                                        ctx.heap_offset(seen), n, 0, false),
-                     what);
-        }
-        proxy_push(ctx,
-                   encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::add, pe,
-                                                      ctx.heap_offset(arrivals), 1, 0, true),
-                   what);
-        continue;
+    const BarrierSite s = world_site(ctx);
+    const std::uint64_t tag = ctx.checked() ? group_tag(g) : 0;
+    if (ctx.checked()) claim_barrier(ctx, s, what, tag);
+    barrier_arrive_and_wait(ctx, s, what);
+    if (ctx.checked())
+      platform::atomic_store(s.occupant, std::uint64_t{0}, Sem::release, Scope::device);
+  }
+  g.sync();
+}
+
+template <class G>
+TESSERA_KERNEL_CODE void team_barrier_impl(G g, const Context& ctx, const Team& team,
+                                           const char* what) {
+  g.sync();
+  if (g.rank() == 0) {
+    std::uint64_t* words = TeamBarrierWords::words(team);
+    if (words == nullptr || !team.is_member() || team.rank_of(ctx.my_pe) != team.my_rank) {
+      Message m;
+      m << what << " on team (start " << team.start << ", stride " << team.stride << ", size "
+        << team.size << ") on PE " << ctx.my_pe << ": ";
+      if (words == nullptr) {
+        m << "the team has no workspace for its barrier words (make it with team_world, "
+             "team_node or team_split_strided)";
+      } else {
+        m << "this PE is not a member of the team (my_rank " << team.my_rank
+          << "); only members call it";
       }
-      // For diagnostics only: which barrier this PE has entered, ordered before its arrival.
-      if (note_seen)
-        platform::atomic_store(translate(ctx, seen, pe, what), n, Sem::relaxed, Scope::system);
-      platform::atomic_fetch_add(translate(ctx, arrivals, pe, what), std::uint64_t{1}, Sem::release,
-                                 Scope::system);
+      platform::report_failure(FailureCode::invalid_argument, m.c_str());
     }
-    barrier_wait(ctx, n, what);
+    check_abort(ctx, what);
+    const BarrierSite s = team_site(words, team);
+    const std::uint64_t tag = ctx.checked() ? group_tag(g) : 0;
+    if (ctx.checked()) claim_barrier(ctx, s, what, tag);
+    barrier_arrive_and_wait(ctx, s, what);
+    if (ctx.checked())
+      platform::atomic_store(s.occupant, std::uint64_t{0}, Sem::release, Scope::device);
   }
   g.sync();
 }
@@ -110,8 +294,30 @@ TESSERA_KERNEL_CODE void barrier(G g, const Context& ctx) {
 }
 
 template <class G>
+TESSERA_KERNEL_CODE void barrier_all(G g, const Context& ctx) {
+  quiet(g, ctx);
+  detail::barrier_impl(g, ctx, "barrier_all");
+}
+
+template <class G>
+TESSERA_KERNEL_CODE void sync_all(G g, const Context& ctx) {
+  detail::barrier_impl(g, ctx, "sync_all");
+}
+
+template <class G>
 TESSERA_KERNEL_CODE void sync(G g, const Context& ctx) {
   detail::barrier_impl(g, ctx, "sync");
+}
+
+template <class G>
+TESSERA_KERNEL_CODE void barrier(G g, const Context& ctx, const Team& team) {
+  quiet(g, ctx);
+  detail::team_barrier_impl(g, ctx, team, "barrier");
+}
+
+template <class G>
+TESSERA_KERNEL_CODE void team_sync(G g, const Context& ctx, const Team& team) {
+  detail::team_barrier_impl(g, ctx, team, "team_sync");
 }
 
 }  // namespace tessera::device

@@ -12,6 +12,7 @@
 #include "tessera/device/platform/macros.hpp"
 
 #if defined(__CUDACC__)
+#include <cooperative_groups.h>
 #include <cuda/atomic>
 
 #include <cstdio>
@@ -190,6 +191,26 @@ __device__ inline void copy_word_relaxed(void* dst, const void* src) {
 // True where atomic_fetch_add works on float: cuda::atomic_ref<float>::fetch_add (red.add.f32 at
 // system scope).
 inline constexpr bool kFloatAtomicAdd = true;
+
+// --- where the caller runs, and grid-wide sync (H-team block: barrier.hpp's one-group check,
+// grid.hpp's grid_sync) ---
+
+// A number naming the launch the caller runs in: PTX's %gridid, plus 1 so that it is never 0.
+__device__ inline std::uint64_t launch_id() {
+  std::uint64_t id;
+  asm volatile("mov.u64 %0, %%gridid;" : "=l"(id));
+  return id + 1;
+}
+__device__ inline int block_index() { return static_cast<int>(blockIdx.x); }
+struct GridSyncWords {
+  std::uint64_t* arrivals;
+  std::uint64_t* done;
+};
+__device__ inline GridSyncWords grid_sync_words() { return {nullptr, nullptr}; }
+// True: a cooperative launch (tessera::launch) syncs its grid with
+// cooperative groups; a kernel launched otherwise must not call grid_sync.
+inline constexpr bool kNativeGridSync = true;
+__device__ inline void grid_sync_native() { cooperative_groups::this_grid().sync(); }
 
 }  // namespace tessera::device::platform
 

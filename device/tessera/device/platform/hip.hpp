@@ -14,6 +14,9 @@
 #if defined(__HIPCC__) || defined(__HIP__)
 #include <hip/hip_runtime.h>
 
+// After the runtime, whose names it uses.
+#include <hip/hip_cooperative_groups.h>
+
 #include <cstdio>
 #endif
 
@@ -194,6 +197,22 @@ __device__ inline void copy_word_relaxed(void* dst, const void* src) {
 // True where atomic_fetch_add works on float: __hip_atomic_fetch_add on float (fine-grained memory,
 // so system scope holds).
 inline constexpr bool kFloatAtomicAdd = true;
+
+// --- where the caller runs, and grid-wide sync (H-team block: barrier.hpp's one-group check,
+// grid.hpp's grid_sync) ---
+
+// 0: HIP has no launch number a kernel can read, so checks that compare launches skip.
+__device__ inline std::uint64_t launch_id() { return 0; }
+__device__ inline int block_index() { return static_cast<int>(blockIdx.x); }
+struct GridSyncWords {
+  std::uint64_t* arrivals;
+  std::uint64_t* done;
+};
+__device__ inline GridSyncWords grid_sync_words() { return {nullptr, nullptr}; }
+// True: a cooperative launch (tessera::launch) syncs its grid with
+// cooperative groups; a kernel launched otherwise must not call grid_sync.
+inline constexpr bool kNativeGridSync = true;
+__device__ inline void grid_sync_native() { cooperative_groups::this_grid().sync(); }
 
 }  // namespace tessera::device::platform
 

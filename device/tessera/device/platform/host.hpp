@@ -178,6 +178,39 @@ TESSERA_HOST_DEVICE inline void copy_word_relaxed(void* dst, const void* src) {
 // loop where the CPU has no float add).
 inline constexpr bool kFloatAtomicAdd = true;
 
+// --- where the caller runs, and grid-wide sync (H-team block: barrier.hpp's one-group check,
+// grid.hpp's grid_sync) ---
+
+// The launch a host-backend block thread runs: set by the executor (src/launch/block_pool.cpp)
+// around each block, read only by that thread. `grid_arrivals` is one word shared by the blocks
+// of the launch (zero at its start); `grid_syncs` counts this block's grid_syncs so far.
+struct HostLaunchSite {
+  std::uint64_t launch = 0;
+  int block = 0;
+  std::uint64_t* grid_arrivals = nullptr;
+  std::uint64_t grid_syncs = 0;
+};
+inline thread_local HostLaunchSite host_launch_site;
+
+// A number naming the launch the caller runs in (unique in the process, never 0), or 0 where it
+// is not known (outside a launch).
+TESSERA_HOST_DEVICE inline std::uint64_t launch_id() { return host_launch_site.launch; }
+// The index of the caller's block in its grid (0 outside a launch).
+TESSERA_HOST_DEVICE inline int block_index() { return host_launch_site.block; }
+// The grid-sync words of the caller's launch: the arrival counter shared by its blocks (null
+// outside a launch) and this block's count of grid syncs, or nulls where the target syncs a grid
+// natively (kNativeGridSync).
+struct GridSyncWords {
+  std::uint64_t* arrivals;
+  std::uint64_t* done;
+};
+TESSERA_HOST_DEVICE inline GridSyncWords grid_sync_words() {
+  return {host_launch_site.grid_arrivals, &host_launch_site.grid_syncs};
+}
+// False: the host backend syncs a grid through grid_sync_words.
+inline constexpr bool kNativeGridSync = false;
+TESSERA_HOST_DEVICE inline void grid_sync_native() {}
+
 }  // namespace tessera::device::platform
 
 #endif  // !TESSERA_DEVICE_COMPILE

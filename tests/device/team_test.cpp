@@ -1,0 +1,317 @@
+// Device teams: barrier(g, ctx, team) and team_sync over world, node and strided teams, rank
+// translation between teams, and the failures a user can hit (non-member, no workspace,
+// a member that never comes, a barrier entered by two groups of one PE).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device_test_util.hpp"
+#include "tessera/ops/all_reduce.hpp"
+#include "tessera/team.hpp"
+
+namespace tessera::device_test {
+namespace {
+
+using harness::PeOptions;
+using harness::run_pes;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+PeOptions with_check(bool checked) {
+  PeOptions o;
+  o.checked = checked;
+  return o;
+}
+
+template <class G>
+class DeviceTeamBarrier : public ::testing::Test {};
+using Groups = ::testing::Types<td::Thread, td::Warp, td::Block>;
+TYPED_TEST_SUITE(DeviceTeamBarrier, Groups);
+
+// Each round every member writes the round number into its slot on the next member of its team
+// (ranks wrap), then barriers on the team; the next member must see it. A team_sync keeps round
+// r + 1's write from racing round r's read. The even and odd teams of 4 PEs run different
+// numbers of rounds at the same time, so their barriers must be independent.
+TYPED_TEST(DeviceTeamBarrier, OrdersEachTeamsWritesAndTeamsRunIndependently) {
+  using G = TypeParam;
+  for (bool checked : {false, true}) {
+    run_pes(
+        4,
+        [](Runtime& rt) {
+          const auto ctx = rt.device_context();
+          const Team world = team_world(rt);
+          const Team even = team_split_strided(rt, world, 0, 2, 2);
+          const Team odd = team_split_strided(rt, world, 1, 2, 2);
+          const Team mine = rt.pe() % 2 == 0 ? even : odd;
+          ASSERT_TRUE(mine.is_member());
+          auto slot = rt.alloc<std::uint64_t>(1);
+          auto bad = rt.alloc<std::uint64_t>(1);
+          slot[0] = bad[0] = 0;
+          rt.barrier();
+          const std::uint64_t rounds = rt.pe() % 2 == 0 ? 200 : 70;
+          for (int kernel = 0; kernel < 2; ++kernel) {
+            run_kernel<G>(rt, [&, ctx, mine, kernel, rounds](G g) {
+              const int next = mine.pe((mine.my_rank + 1) % mine.size);
+              for (std::uint64_t r = 1; r <= rounds; ++r) {
+                const std::uint64_t value = static_cast<std::uint64_t>(kernel) * 1000 + r;
+                td::put_nbi(g, ctx, td::make_tile(slot.get(), 1),
+                            td::make_tile<const std::uint64_t>(&value, 1), next);
+                td::barrier(g, ctx, mine);
+                if (slot[0] != value) ++bad[0];
+                td::team_sync(g, ctx, mine);
+              }
+            });
+          }
+          EXPECT_EQ(bad[0], 0u);
+          EXPECT_EQ(slot[0], 1000 + rounds);
+          // The world team's barrier, after the sub-teams': every PE's store is visible.
+          run_kernel<G>(rt, [&, ctx, world](G g) {
+            if (g.rank() == 0) slot[0] = 5000 + static_cast<std::uint64_t>(ctx.my_pe);
+            td::barrier(g, ctx, world);
+            for (int pe = 0; pe < ctx.n_pes; ++pe) {
+              std::uint64_t got = 0;
+              td::get(g, ctx, td::make_tile(&got, 1),
+                      td::make_tile<const std::uint64_t>(slot.get(), 1), pe);
+              if (g.rank() == 0 && got != 5000 + static_cast<std::uint64_t>(pe)) ++bad[0];
+            }
+            td::barrier(g, ctx, world);
+          });
+          EXPECT_EQ(bad[0], 0u);
+          rt.barrier();
+        },
+        with_check(checked));
+  }
+}
+
+// The node team of two 2-PE "nodes": each node's PEs barrier on their own team.
+TEST(DeviceTeam, NodeTeamBarrierCoversTheNodesPes) {
+  PeOptions o;
+  o.node_ids = {"a", "a", "b", "b"};
+  run_pes(
+      4,
+      [](Runtime& rt) {
+        const auto ctx = rt.device_context();
+        const Team node = team_node(rt);
+        ASSERT_EQ(node.size, 2);
+        EXPECT_EQ(node.pe(node.my_rank), rt.pe());
+        auto slot = rt.alloc<std::uint64_t>(1);
+        slot[0] = 0;
+        rt.barrier();
+        run_kernel<td::Block>(rt, [&, ctx, node](td::Block g) {
+          const int other = node.pe(1 - node.my_rank);
+          for (std::uint64_t r = 1; r <= 100; ++r) {
+            td::put_nbi(g, ctx, td::make_tile(slot.get(), 1),
+                        td::make_tile<const std::uint64_t>(&r, 1), other);
+            td::barrier(g, ctx, node);
+            EXPECT_EQ(slot[0], r);
+            td::team_sync(g, ctx, node);
+          }
+        });
+        rt.barrier();
+      },
+      o);
+}
+
+TEST(DeviceTeam, TranslateMapsRanksBetweenTeams) {
+  td::Team world{0, 1, 8, 3};
+  td::Team even{0, 2, 4, -1};
+  td::Team odd{1, 2, 4, 1};
+  td::Team odd_tail{3, 4, 2, 0};  // ranks 1 and 3 of odd
+  EXPECT_EQ(td::translate(world, 6, even), 3);
+  EXPECT_EQ(td::translate(world, 5, even), -1);
+  EXPECT_EQ(td::translate(even, 2, world), 4);
+  EXPECT_EQ(td::translate(odd, 3, odd_tail), 1);
+  EXPECT_EQ(td::translate(odd_tail, 0, odd), 1);
+  EXPECT_EQ(td::translate(even, 1, odd), -1);
+  EXPECT_EQ(td::translate(even, 4, world), -1);
+  EXPECT_EQ(td::translate(even, -1, world), -1);
+  static_assert(td::translate(td::Team{0, 2, 4, 0}, 3, td::Team{0, 1, 8, 0}) == 6);
+}
+
+TEST(DeviceTeam, MadeTeamsPutTheirBarrierWordsInsideTheirWorkspace) {
+  run_pes(2, [](Runtime& rt) {
+    const Team world = team_world(rt);
+    const Team solo = team_split_strided(rt, world, 1, 1, 1);
+    for (const Team& t : {world, solo}) {
+      auto* words = reinterpret_cast<unsigned char*>(td::TeamBarrierWords::words(t));
+      ASSERT_NE(words, nullptr);
+      auto* base = static_cast<unsigned char*>(t.workspace);
+      EXPECT_GE(words, base);
+      EXPECT_EQ(words + td::TeamBarrierWords::bytes_for(t.size), base + t.workspace_bytes);
+      EXPECT_TRUE(rt.in_heap(words));
+    }
+  });
+}
+
+TEST(DeviceTeam, BarrierByANonMemberIsInvalidArgument) {
+  run_pes(2, [](Runtime& rt) {
+    const auto ctx = rt.device_context();
+    const Team world = team_world(rt);
+    const Team second = team_split_strided(rt, world, 1, 1, 1);
+    if (rt.pe() == 0) {
+      launch(rt.stream(), 1, [=](td::Block g) { td::barrier(g, ctx, second); });
+      Error e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
+      EXPECT_THAT(e.message(),
+                  AllOf(HasSubstr("barrier on team (start 1, stride 1, size 1) on PE 0"),
+                        HasSubstr("not a member of the team")));
+    } else {
+      // A one-member team's barrier returns at once.
+      run_kernel<td::Block>(rt, [=](td::Block g) { td::barrier(g, ctx, second); });
+    }
+    rt.barrier();
+  });
+}
+
+TEST(DeviceTeam, BarrierOnATeamWithoutWorkspaceIsInvalidArgument) {
+  run_pes(1, [](Runtime& rt) {
+    const auto ctx = rt.device_context();
+    const td::Team by_hand{0, 1, 1, 0};
+    launch(rt.stream(), 1, [=](td::Block g) { td::team_sync(g, ctx, by_hand); });
+    Error e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
+    EXPECT_THAT(e.message(), AllOf(HasSubstr("team_sync on team (start 0, stride 1, size 1)"),
+                                   HasSubstr("has no workspace for its barrier words")));
+  });
+}
+
+// The team barrier's diagnostic names the member that never entered it, by world PE and rank.
+TEST(DeviceTeam, BarrierTimesOutNamingTheMemberThatNeverCame) {
+  run_pes(3, [](Runtime& rt) {
+    auto ctx = rt.device_context();
+    ctx.timeout_ns = 200'000'000;
+    const Team world = team_world(rt);
+    const Team outer = team_split_strided(rt, world, 0, 2, 2);  // PEs 0 and 2
+    if (rt.pe() == 0) {
+      launch(rt.stream(), 1, [=](td::Block g) { td::barrier(g, ctx, outer); });
+      Error e = expect_error(ErrorCode::timeout, [&] { rt.stream().synchronize(); });
+      EXPECT_THAT(e.message(),
+                  AllOf(HasSubstr("barrier on team (start 0, stride 2, size 2) on PE 0 timed out"),
+                        HasSubstr("in barrier #1"), HasSubstr("(value >= 2), saw 1"),
+                        HasSubstr("not yet entered by PE 2 (team rank 1, at #0)")));
+    }
+    expect_error(ErrorCode::peer_lost, [&] { rt.barrier(); });
+  });
+}
+
+// The team's collectives and its barrier share the workspace: all_reduce (every algorithm, on a
+// sub-team) interleaved with device barriers on the same team keeps both right.
+TEST(DeviceTeam, BarrierWordsAndTheTeamsCollectivesDoNotDisturbEachOther) {
+  run_pes(4, [](Runtime& rt) {
+    const auto ctx = rt.device_context();
+    const Team world = team_world(rt);
+    const Team even = team_split_strided(rt, world, 0, 2, 2);
+    const Team odd = team_split_strided(rt, world, 1, 2, 2);
+    const Team mine = rt.pe() % 2 == 0 ? even : odd;
+    auto recv = rt.alloc<std::int64_t>(64);
+    std::vector<std::int64_t> send(64, rt.pe() + 1);
+    std::int64_t expected = 0;
+    for (int r = 0; r < mine.size; ++r) expected += mine.pe(r) + 1;
+    for (auto algo : {ops::AllReduceAlgo::one_shot, ops::AllReduceAlgo::two_shot,
+                      ops::AllReduceAlgo::ring, ops::AllReduceAlgo::atomic}) {
+      ops::all_reduce(rt, rt.stream(), mine, send.data(), recv.get(), 64, ops::Dtype::i64,
+                      ops::ReduceOp::sum, algo);
+      run_kernel<td::Block>(rt, [ctx, mine](td::Block g) {
+        for (int i = 0; i < 20; ++i) td::barrier(g, ctx, mine);
+      });
+      rt.stream().synchronize();
+      for (int i = 0; i < 64; ++i) ASSERT_EQ(recv[static_cast<std::size_t>(i)], expected);
+    }
+    rt.barrier();
+  });
+}
+
+// Checked mode: every block of a grid calling the barrier (documented as wrong) is reported,
+// naming the call and two of the groups. Fails before: the barrier returned in every block, each
+// block counting as one more arrival, so no block waited for the others (silently wrong).
+TEST(DeviceTeam, CheckedBarrierEnteredByTwoBlocksOfOneLaunchIsReported) {
+  for (int which = 0; which < 3; ++which) {
+    run_pes(
+        1,
+        [which](Runtime& rt) {
+          const auto ctx = rt.device_context();
+          const Team world = team_world(rt);
+          launch(rt.stream(), 4, [=](td::Block g) {
+            if (which == 0) td::barrier(g, ctx);
+            if (which == 1) td::barrier(g, ctx, world);
+            if (which == 2) td::barrier(td::Thread{}, ctx);
+          });
+          Error e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
+          EXPECT_THAT(
+              e.message(),
+              AllOf(HasSubstr(which == 1 ? "barrier on team (start 0, stride 1, size 1) on PE 0 "
+                                         : "barrier on PE 0 entered by "),
+                    HasSubstr(which == 2 ? "thread 0 of block " : " by block "),
+                    HasSubstr("a barrier is entered by one group per PE")));
+          EXPECT_THAT(e.message(),
+                      ::testing::AnyOf(HasSubstr("of one launch"), HasSubstr("at once")));
+        },
+        with_check(true));
+  }
+}
+
+// Two PEs, every block of each PE's grid in the barrier: reported on some PE; every PE's grid
+// fails (the others learn of the abort or hit the check themselves) instead of passing silently.
+TEST(DeviceTeam, CheckedBarrierEnteredByEveryBlockOnTwoPesFailsEverywhere) {
+  run_pes(
+      2,
+      [](Runtime& rt) {
+        const auto ctx = rt.device_context();
+        launch(rt.stream(), 3, [=](td::Block g) { td::barrier(g, ctx); });
+        try {
+          rt.stream().synchronize();
+          ADD_FAILURE() << "PE " << rt.pe() << ": a barrier entered by 3 blocks passed";
+        } catch (const Error& e) {
+          EXPECT_THAT(e.message(), HasSubstr("a barrier is entered by one group per PE"));
+        }
+      },
+      with_check(true));
+}
+
+// The same program with one group per PE, in two launches by different blocks, is fine.
+TEST(DeviceTeam, CheckedBarrierByOneBlockPerLaunchPasses) {
+  run_pes(
+      2,
+      [](Runtime& rt) {
+        const auto ctx = rt.device_context();
+        const Team world = team_world(rt);
+        for (int caller = 0; caller < 3; ++caller) {
+          launch(rt.stream(), 3, [=](td::Block g) {
+            if (g.block_id() != caller) return;
+            td::barrier(g, ctx);
+            td::barrier(g, ctx, world);
+            td::sync_all(g, ctx);
+          });
+          rt.stream().synchronize();
+        }
+      },
+      with_check(true));
+}
+
+// The whole-job barrier's names: barrier_all is barrier; sync_all the old sync, still there as a
+// deprecated alias. Each orders a plain store on one PE before the other PE's read.
+TEST(DeviceBarrierNames, BarrierAllSyncAllAndTheDeprecatedSyncEachOrderStores) {
+  run_pes(2, [](Runtime& rt) {
+    const auto ctx = rt.device_context();
+    auto cell = rt.alloc<std::uint64_t>(1);
+    cell[0] = 0;
+    rt.barrier();
+    std::uint64_t* c = cell.get();
+    run_kernel<td::Block>(rt, [=](td::Block g) {
+      const int other = 1 - ctx.my_pe;
+      for (std::uint64_t r = 1; r <= 90; ++r) {
+        td::atomic_store(ctx, c, r, other, td::Sem::relaxed);
+        if (r % 3 == 0) td::barrier_all(g, ctx);
+        if (r % 3 == 1) td::sync_all(g, ctx);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        if (r % 3 == 2) td::sync(g, ctx);
+#pragma GCC diagnostic pop
+        EXPECT_EQ(td::atomic_load(ctx, c, ctx.my_pe, td::Sem::relaxed), r);
+        td::sync_all(g, ctx);
+      }
+    });
+    rt.barrier();
+  });
+}
+
+}  // namespace
+}  // namespace tessera::device_test
