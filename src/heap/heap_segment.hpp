@@ -19,6 +19,11 @@ struct SegmentRequest {
   std::vector<int> node_pes;  // global ranks on this PE's node, ascending, this PE included
   std::size_t bytes;          // segment size (user heap + control area); a backend may round up
   Timeout timeout;
+  // [hole_offset, hole_offset + hole_bytes) of the segment, between the heap and the control
+  // area, is never used: a backend that can makes it inaccessible in every mapping (the host
+  // backend does), so an overrunning tile faults before it reaches a control word.
+  std::size_t hole_offset = 0;
+  std::size_t hole_bytes = 0;
 };
 
 class HeapSegment {

@@ -15,12 +15,13 @@ class HostHeapSegment final : public HeapSegment {
   explicit HostHeapSegment(const SegmentRequest& r) : bytes_(r.bytes) {
     fd_ = create_heap_memfd(r.bytes, r.pe);
     peer_bases_.assign(static_cast<std::size_t>(r.n_pes), nullptr);
-    mappings_.push_back(map_heap(fd_.get(), r.bytes, r.pe, r.pe));
+    mappings_.push_back(map_heap(fd_.get(), r.bytes, r.hole_offset, r.hole_bytes, r.pe, r.pe));
     peer_bases_[static_cast<std::size_t>(r.pe)] = mappings_.back().base();
     std::vector<Fd> peer_fds = exchange_node_fds(r.bootstrap, r.node_pes, fd_.get(), r.timeout);
     for (std::size_t i = 0; i < r.node_pes.size(); ++i) {
       if (!peer_fds[i].valid()) continue;
-      mappings_.push_back(map_heap(peer_fds[i].get(), r.bytes, r.pe, r.node_pes[i]));
+      mappings_.push_back(
+          map_heap(peer_fds[i].get(), r.bytes, r.hole_offset, r.hole_bytes, r.pe, r.node_pes[i]));
       peer_bases_[static_cast<std::size_t>(r.node_pes[i])] = mappings_.back().base();
     }
   }

@@ -11,6 +11,7 @@
 #include "runtime/backend_selection.hpp"
 #include "runtime/bootstrap_selection.hpp"
 #include "runtime/cuda_backend.hpp"
+#include "runtime/fault_report.hpp"
 #include "runtime/hip_backend.hpp"
 #include "runtime/job.hpp"
 
@@ -44,17 +45,19 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   node_of_pe_ = std::move(job.node_of_pe);
   node_names_ = std::move(job.node_names);
 
-  // Build the heap and map the node's peers. Each segment is the user heap followed, at a
-  // page-aligned offset, by the runtime's control area: the same offset on every PE, outside
-  // everything malloc hands out and every device heap check. Its first page holds the words
-  // peers write (device barrier, abort word); the pages after it this PE's allocation table and
-  // the failure record of its kernels (device/failure_record.hpp).
-  const std::size_t control_offset = (options_.heap_size + 4095) / 4096 * 4096;
+  // Build the heap and map the node's peers. Each segment is the user heap, a hole of
+  // kGuardBytes (inaccessible on the host backend, unused on GPUs), then the runtime's control
+  // area: at the same offset on every PE, outside everything malloc hands out and every device
+  // heap check, and out of reach of a tile that runs off the heap's end. Its first page holds
+  // the words peers write (device barrier, abort word); the pages after it this PE's allocation
+  // table and the failure record of its kernels (device/failure_record.hpp).
+  const std::size_t heap_end = (options_.heap_size + 4095) / 4096 * 4096;
+  const std::size_t control_offset = heap_end + kGuardBytes;
   const std::size_t segment_bytes = control_offset + device::kControlAreaBytes;
   // TESSERA_P2P=0 maps no peer: every other PE is reached through the network proxy.
   const std::vector<int> mapped_pes = options_.p2p ? job.node_pes : std::vector<int>{pe_};
-  const SegmentRequest request{*bootstrap_, pe_,           n_pes_,
-                               mapped_pes,  segment_bytes, options_.timeout};
+  const SegmentRequest request{*bootstrap_,      pe_,      n_pes_,     mapped_pes, segment_bytes,
+                               options_.timeout, heap_end, kGuardBytes};
   if (backend_ == Backend::cuda) {
     device_ = cuda::select_device(node_pe_, gpu_devices, pe_);
     segment_ = cuda::make_heap_segment(request, device_);
@@ -88,6 +91,17 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   if (!job.watchable.empty()) {
     peer_watch_ =
         std::make_unique<PeerWatch>(std::move(job.watchable), [this](int p) { peer_died(p); });
+  }
+  // A stray access of a host-backend kernel or host call faults in a guard page (or elsewhere):
+  // the reporter names the heap it missed, relative to this PE's mappings.
+  if (backend_ == Backend::host) {
+    for (int p = 0; p < n_pes_; ++p) {
+      const char* peer = peer_base_[static_cast<std::size_t>(p)];
+      if (peer == nullptr) continue;
+      fault_records_.push_back(
+          remember_heap_mapping(pe_, p, peer, options_.heap_size, peer + segment_->bytes()));
+    }
+    install_fault_reporter();
   }
   TESSERA_LOG(log_, info,
               "init: " << n_pes_ << " PEs, bootstrap " << bootstrap_->name() << ", node '"
@@ -136,6 +150,7 @@ void RuntimeImpl::finalize(bool collective) {
   } catch (...) {
     peer_watch_.reset();
     fabric_.reset();
+    forget_fault_records();
     if (segment_) segment_->release();
     peer_base_.assign(peer_base_.size(), nullptr);
     if (bootstrap_) bootstrap_->abort();
@@ -146,12 +161,18 @@ void RuntimeImpl::finalize(bool collective) {
   job_done_.store(true);
   peer_watch_.reset();
   fabric_.reset();
+  forget_fault_records();
   if (segment_) segment_->release();
   std::fill(peer_base_.begin(), peer_base_.end(), nullptr);
   if (!collective) bootstrap_->abort();
   bootstrap_.reset();
   TESSERA_LOG(log_, info,
               (collective ? "finalized" : "left the job without finalizing collectively"));
+}
+
+void RuntimeImpl::forget_fault_records() noexcept {
+  for (int record : fault_records_) forget_heap_mapping(record);
+  fault_records_.clear();
 }
 
 void RuntimeImpl::fail(ErrorCode code, const std::string& message) const {

@@ -1,0 +1,130 @@
+// Nothing a wrong tile reaches but the heap (issue 17, items 1-2): a 2-PE job under tessera-run
+// whose PE 0 writes past the end of, or before the start of, PE 1's heap with checked mode off.
+// The write must fault (the process dies of SIGSEGV, reported by the PE and by tessera-run) or be
+// refused; it must never land silently in PE 1's control words (the abort word) or in a
+// neighbouring mapping.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Job {
+  int status = -1;  // exit status, or 128 + signal
+  std::string output;
+};
+
+// Runs guard_proc MODE as a 2-PE job under tessera-run, stdout and stderr captured, with
+// `extra` added to an environment cleared of TESSERA_* variables.
+Job run_guard_job(const std::string& mode, const std::vector<std::string>& extra) {
+  const std::vector<std::string> argv = {
+      TESSERA_RUN_PATH, "-np", "2", "--timeout", "60", "--grace", "10", GUARD_PROC_PATH, mode};
+  std::vector<std::string> env_strings = {"TESSERA_HEAP_SIZE=16M", "TESSERA_TIMEOUT=20"};
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    if (entry.rfind("TESSERA_", 0) != 0) env_strings.push_back(entry);
+  }
+  env_strings.insert(env_strings.end(), extra.begin(), extra.end());
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  Job job;
+  int out[2];
+  if (::pipe(out) != 0) return job;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 2);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  if (rc != 0) {
+    ::close(out[0]);
+    return job;
+  }
+  char buf[4096];
+  for (;;) {
+    const ssize_t got = ::read(out[0], buf, sizeof(buf));
+    if (got <= 0) break;
+    job.output.append(buf, static_cast<std::size_t>(got));
+  }
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  job.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return job;
+}
+
+const std::vector<std::string> kUnchecked = {"TESSERA_CHECK=0"};
+
+// PE 0 died of SIGSEGV inside the kernel and said where it faulted; tessera-run named the rank
+// and the signal; PE 1 learned that PE 0 is gone (from its watch of PE 0's process, or from the
+// bootstrap, whichever comes first) and never read a corrupted abort word.
+void expect_fault_reported(const Job& job, const std::string& where) {
+  EXPECT_NE(job.status, 0) << job.output;
+  EXPECT_THAT(job.output, HasSubstr("tessera: PE 0: fault (SIGSEGV) at address 0x")) << job.output;
+  EXPECT_THAT(job.output,
+              HasSubstr(" outside the symmetric heap (" + where + ") during a kernel\n"))
+      << job.output;
+  EXPECT_THAT(job.output, HasSubstr("tessera-run: rank 0 (PE 0) was killed by signal 11 (SIGSEGV)"))
+      << job.output;
+  EXPECT_THAT(job.output, HasSubstr("guard_proc PE 1: tessera [PE 1] PeerLost: barrier: "))
+      << job.output;
+  EXPECT_THAT(job.output,
+              AnyOf(HasSubstr("PE 0 is lost"), HasSubstr("rank 0 closed its bootstrap")))
+      << job.output;
+  EXPECT_THAT(job.output, Not(HasSubstr("failed and aborted the job"))) << job.output;
+  EXPECT_THAT(job.output, Not(HasSubstr("guard_proc PE 0: no error"))) << job.output;
+}
+
+TEST(Guard, TileOverrunningThePeersHeapEndFaultsInsteadOfWritingItsAbortWord) {
+  expect_fault_reported(run_guard_job("overrun", kUnchecked),
+                        "heap offset 0x1000000, past the end of PE 1's heap of 0x1000000 bytes");
+}
+
+TEST(Guard, TileStartingBeforeThePeersHeapFaultsInsteadOfWritingANeighbour) {
+  expect_fault_reported(run_guard_job("underrun", kUnchecked),
+                        "64 bytes before the start of PE 1's heap");
+}
+
+TEST(Guard, SignalWordBeforeThePeersHeapFaultsWithItsAddressNamed) {
+  expect_fault_reported(run_guard_job("signal-below", kUnchecked),
+                        "8 bytes before the start of PE 1's heap");
+}
+
+TEST(Guard, CheckedModeRefusesTheOverrunningTile) {
+  const Job job = run_guard_job("overrun", {"TESSERA_CHECK=1"});
+  EXPECT_NE(job.status, 0) << job.output;
+  EXPECT_THAT(job.output, HasSubstr("guard_proc PE 0: tessera [PE 0] InvalidArgument"))
+      << job.output;
+  EXPECT_THAT(job.output, Not(HasSubstr("SIGSEGV"))) << job.output;
+  EXPECT_THAT(job.output, Not(HasSubstr("failed and aborted the job"))) << job.output;
+}
+
+TEST(Guard, HostPutPastTheHeapEndIsRefusedWithCheckedModeOff) {
+  const Job job = run_guard_job("host-put", kUnchecked);
+  EXPECT_NE(job.status, 0) << job.output;
+  EXPECT_THAT(job.output, HasSubstr("guard_proc PE 0: tessera [PE 0] InvalidArgument: put "
+                                    "destination: pointer 0x"))
+      << job.output;
+  EXPECT_THAT(job.output, HasSubstr("is not inside the symmetric heap")) << job.output;
+}
+
+}  // namespace
