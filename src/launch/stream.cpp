@@ -132,6 +132,16 @@ Stream::~Stream() {
   if (impl_->executor.joinable()) impl_->executor.join();
 }
 
+std::size_t Stream::in_flight() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->queue.size() + (impl_->busy ? 1 : 0);
+}
+
+bool Stream::wait_idle(std::chrono::milliseconds bound) {
+  std::unique_lock lock(impl_->mu);
+  return impl_->idle.wait_for(lock, bound, [&] { return impl_->queue.empty() && !impl_->busy; });
+}
+
 int Stream::pe() const { return impl_->pe; }
 
 void* Stream::native_handle() const { return impl_->native ? impl_->native->handle() : nullptr; }

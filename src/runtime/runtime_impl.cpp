@@ -131,6 +131,7 @@ void RuntimeImpl::finalize(bool collective) {
   if (abort_word() != 0) collective = false;
   // Kernels still running touch the heap: let them finish (their waits are bounded) first.
   if (stream_) {
+    finish_stream_work();
     try {
       stream_->synchronize();
     } catch (const Error& e) {
@@ -140,6 +141,8 @@ void RuntimeImpl::finalize(bool collective) {
                       << e.message());
     }
     stream_.reset();
+    // A kernel that failed meanwhile aborted the job: no collective goodbye then either.
+    if (abort_word() != 0) collective = false;
   }
   // Peers may still be reading this heap until they too reach finalize; the network proxy
   // finishes this PE's operations first, and serves the peers' until the barrier.
@@ -168,6 +171,32 @@ void RuntimeImpl::finalize(bool collective) {
   bootstrap_.reset();
   TESSERA_LOG(log_, info,
               (collective ? "finalized" : "left the job without finalizing collectively"));
+}
+
+void RuntimeImpl::finish_stream_work() {
+  const std::size_t pending = stream_->in_flight();
+  if (pending == 0) return;
+  // Said before waiting, so a user whose kernels wait for something that never comes learns
+  // why finalize takes long, and what to change.
+  const auto timeout = options_.timeout;
+  TESSERA_LOG(log_, warn,
+              "finalize: the stream still has "
+                  << pending
+                  << " operation(s) in flight (kernels not synchronized); call "
+                     "stream.synchronize() before finalize. Waiting for them "
+                  << (timeout.count() == 0 ? std::string("without a bound (TESSERA_TIMEOUT=0)")
+                                           : "(their waits end within TESSERA_TIMEOUT, " +
+                                                 std::to_string(timeout.count()) + " ms)"));
+  if (timeout.count() == 0) return;
+  // A wait that times out reports itself; the margin lets it. Past that the abort word ends
+  // every wait of this PE (one may have started late, or the work may be a kernel that spins).
+  const auto bound = timeout + std::chrono::milliseconds(1000);
+  if (stream_->wait_idle(bound)) return;
+  TESSERA_LOG(log_, warn,
+              "finalize: the stream's " << stream_->in_flight()
+                                        << " operation(s) did not finish within " << bound.count()
+                                        << " ms; ending this PE's waits");
+  abort_.mark_failed(pe_);
 }
 
 void RuntimeImpl::forget_fault_records() noexcept {

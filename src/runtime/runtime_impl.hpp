@@ -68,6 +68,9 @@ class RuntimeImpl {
   // check_heap_range, and in checked mode: [p, p + bytes) lies inside one live allocation.
   void check_allocation(const void* p, std::size_t bytes, const char* what);
   [[noreturn]] void fail(ErrorCode code, const std::string& message) const;
+  // Finalize's first step: when the stream still has work, says so, waits for it at most
+  // TESSERA_TIMEOUT + 1 s, and past that sets the abort word so this PE's device waits end.
+  void finish_stream_work();
   // Drops fault_records_ (the segment is about to be released).
   void forget_fault_records() noexcept;
   // Chooses the transport to every PE and, when some PE of the job has a peer it cannot map,

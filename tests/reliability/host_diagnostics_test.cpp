@@ -1,5 +1,6 @@
 // Host-side diagnostics name what the caller did (issue 17): a failed rt.barrier() is reported
-// as "barrier" (not as the bootstrap exchange it is made of).
+// as "barrier" (not as the bootstrap exchange it is made of), and a finalize that finds kernels
+// still in flight on the stream says so before it waits for them, within a bound.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -97,6 +98,79 @@ TEST(HostBarrier, TimeoutIsReportedAsTheBarriers) {
                std::runtime_error);
   EXPECT_THAT(message, StartsWith("barrier: ")) << message;
   EXPECT_THAT(message, HasSubstr("did not complete within 300 ms")) << message;
+}
+
+// Every PE launches a kernel that waits for a signal nobody sends and calls finalize without
+// stream.synchronize(): finalize says at once that the stream still has work in flight and how
+// to fix it, then ends within the timeout and a margin. Fails before: no such message (only a
+// later "a failure on the default stream was never reported").
+TEST(Finalize, KernelsStillInFlightAreNamedAndWaitedForWithABound) {
+  PeOptions o;
+  o.heap_size = 1 << 20;
+  o.timeout = std::chrono::milliseconds(1000);
+  std::atomic<int> finalized{0};
+  ::testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  tessera::harness::run_pes(
+      2,
+      [&](Runtime& rt) {
+        auto sig = rt.alloc<std::uint64_t>(1);
+        std::uint64_t* s = sig.get();
+        rt.barrier();
+        const auto ctx = rt.device_context();
+        tessera::launch(rt.stream(), 1, [=](td::Block g) {
+          td::wait_until(g, ctx, s, td::Cmp::ge, 1);  // nobody signals
+        });
+        EXPECT_EQ(rt.stream().in_flight(), 1u);
+        rt.finalize();  // `sig` goes after it, with the heap
+        ++finalized;
+      },
+      o);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(finalized.load(), 2);
+  EXPECT_LT(seconds, 1.0 + 5.0) << err;
+  // The kernels' own waits end first, the first to expire with its own diagnostic (the other
+  // PE's may end on the abort that one broadcasts).
+  EXPECT_THAT(err, HasSubstr("never reported by Stream::synchronize(): wait_until on PE ")) << err;
+  EXPECT_THAT(err, HasSubstr(" timed out after 1000 ms")) << err;
+  for (int pe : {0, 1}) {
+    EXPECT_THAT(err, HasSubstr("tessera[PE " + std::to_string(pe) +
+                               "] WARN: finalize: the stream still has 1 operation(s) in flight "
+                               "(kernels not synchronized); call stream.synchronize() before "
+                               "finalize"))
+        << err;
+  }
+}
+
+// The kernels wait with a bound of their own far past TESSERA_TIMEOUT: finalize does not wait
+// that long; past TESSERA_TIMEOUT + 1 s it ends this PE's waits through the abort word. Fails
+// before: finalize waited the kernels' 60 s.
+TEST(Finalize, KernelsWaitingPastTheTimeoutAreEndedWithinTheBound) {
+  PeOptions o;
+  o.heap_size = 1 << 20;
+  o.timeout = std::chrono::milliseconds(500);
+  ::testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  tessera::harness::run_pes(
+      2,
+      [&](Runtime& rt) {
+        auto sig = rt.alloc<std::uint64_t>(1);
+        std::uint64_t* s = sig.get();
+        rt.barrier();
+        auto ctx = rt.device_context();
+        ctx.timeout_ns = std::uint64_t{60} * 1000 * 1000 * 1000;
+        tessera::launch(rt.stream(), 1,
+                        [=](td::Block g) { td::wait_until(g, ctx, s, td::Cmp::ge, 1); });
+        rt.finalize();
+      },
+      o);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_LT(seconds, 1.5 + 5.0) << err;
+  EXPECT_THAT(err, HasSubstr("did not finish within 1500 ms; ending this PE's waits")) << err;
 }
 
 }  // namespace
