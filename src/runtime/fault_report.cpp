@@ -146,7 +146,8 @@ void report(int sig, std::uintptr_t address, const CurrentCall& call) {
 void on_fault(int sig, siginfo_t* info, void*) {
   const CurrentCall call = current_call;
   const struct sigaction* kept = sig == SIGBUS ? &kept_bus : &kept_segv;
-  if (call.operation != nullptr) {
+  const bool sent = info->si_code <= 0;  // by kill() or raise(), not by a fault
+  if (call.operation != nullptr && !sent) {
     report(sig, reinterpret_cast<std::uintptr_t>(info->si_addr), call);
 #if defined(__SANITIZE_ADDRESS__)
     ::sigaction(sig, kept, nullptr);  // the sanitizer's own report follows
@@ -163,7 +164,7 @@ void on_fault(int sig, siginfo_t* info, void*) {
   }
   // A fault re-runs its instruction on return, under the disposition just restored; a signal
   // that was sent is sent again.
-  if (info->si_code <= 0) ::raise(sig);
+  if (sent) ::raise(sig);
 }
 
 void install_for(int sig, struct sigaction& kept) {
