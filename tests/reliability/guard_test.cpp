@@ -10,8 +10,14 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "harness/run_pes.hpp"
+#include "tessera/device.hpp"
+#include "tessera/launch.hpp"
+#include "tessera/tessera.hpp"
 
 extern char** environ;
 
@@ -83,8 +89,16 @@ void expect_fault_reported(const Job& job, const std::string& where) {
   EXPECT_THAT(job.output,
               HasSubstr(" outside the symmetric heap (" + where + ") during a kernel\n"))
       << job.output;
+#if defined(__SANITIZE_ADDRESS__)
+  // The reporter hands the fault on to AddressSanitizer's handler, which reports it too and
+  // exits with its own status.
+  EXPECT_THAT(job.output, HasSubstr("AddressSanitizer: SEGV")) << job.output;
+  EXPECT_THAT(job.output, HasSubstr("tessera-run: rank 0 (PE 0) exited with status "))
+      << job.output;
+#else
   EXPECT_THAT(job.output, HasSubstr("tessera-run: rank 0 (PE 0) was killed by signal 11 (SIGSEGV)"))
       << job.output;
+#endif
   EXPECT_THAT(job.output, HasSubstr("guard_proc PE 1: tessera [PE 1] PeerLost: barrier: "))
       << job.output;
   EXPECT_THAT(job.output,
@@ -125,6 +139,45 @@ TEST(Guard, HostPutPastTheHeapEndIsRefusedWithCheckedModeOff) {
                                     "destination: pointer 0x"))
       << job.output;
   EXPECT_THAT(job.output, HasSubstr("is not inside the symmetric heap")) << job.output;
+}
+
+// Threads mode: two PEs in one process, and PE 1's kernel writes 64 bytes before PE 0's heap
+// (checked mode off). The report names the PE whose thread faulted, not the process's first.
+void fault_in_a_threads_job() {
+  namespace td = tessera::device;
+  tessera::harness::PeOptions o;
+  o.heap_size = 1 << 20;
+  tessera::harness::run_pes(
+      2,
+      [](tessera::Runtime& rt) {
+        static const std::uint64_t pattern[16] = {};
+        rt.barrier();
+        if (rt.pe() == 1) {
+          const auto ctx = rt.device_context();
+          auto* dst = reinterpret_cast<std::uint64_t*>(static_cast<char*>(rt.heap_base()) - 64);
+          tessera::launch(rt.stream(), 1, [=](td::Block g) {
+            td::put(g, ctx, td::make_tile(dst, 16), td::make_tile(pattern, 16), 0);
+          });
+          rt.stream().synchronize();
+        }
+        rt.barrier();
+      },
+      o);
+}
+
+bool died_of_the_fault(int status) {
+#if defined(__SANITIZE_ADDRESS__)
+  return WIFEXITED(status) && WEXITSTATUS(status) != 0;  // AddressSanitizer's report and exit
+#else
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+#endif
+}
+
+TEST(GuardDeathTest, ThreadsModeFaultIsReportedAsTheFaultingThreadsPe) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(fault_in_a_threads_job(), died_of_the_fault,
+              "tessera: PE 1: fault \\(SIGSEGV\\) at address 0x[0-9a-f]+ outside the symmetric "
+              "heap \\(64 bytes before the start of PE 0's heap\\) during a kernel");
 }
 
 }  // namespace
