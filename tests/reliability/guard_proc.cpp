@@ -4,8 +4,9 @@
 //   underrun     PE 0 puts 128 bytes into PE 1's heap starting 64 bytes before its start
 //   signal-below PE 0 signals a word 8 bytes before PE 1's heap
 //   host-put     PE 0 calls the host Runtime::put with a destination past the heap's end
-// Every PE then meets in a host barrier and checks its control words, printing
-// "guard_proc PE p: <what happened>". Exits 0 only when nothing went wrong.
+// Every PE then meets in a host barrier, which ends with PeerLost on PE 1 if a stray write set
+// its abort word, and prints "guard_proc PE p: <what happened>". Exits 0 only when nothing
+// went wrong.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -25,7 +26,6 @@ constexpr std::uint64_t kPattern = 3;  // what the stray tile writes
 int run(const std::string& mode) {
   auto rt = tessera::Runtime::init(tessera::Options::from_env());
   const int me = rt.pe();
-  auto pad = rt.alloc<std::uint64_t>(64);
   rt.barrier();
   const auto ctx = rt.device_context();
   char* base = static_cast<char*>(rt.heap_base());
@@ -57,7 +57,6 @@ int run(const std::string& mode) {
   }
   rt.stream().synchronize();
   rt.barrier();
-  // The stray write, had it landed, would be visible to its target by now.
   std::printf("guard_proc PE %d: no error\n", me);
   return 0;
 }
