@@ -32,11 +32,13 @@ struct Job {
   std::string output;
 };
 
-// Runs guard_proc MODE as a 2-PE job under tessera-run, stdout and stderr captured, with
-// `extra` added to an environment cleared of TESSERA_* variables.
-Job run_guard_job(const std::string& mode, const std::vector<std::string>& extra) {
-  const std::vector<std::string> argv = {
-      TESSERA_RUN_PATH, "-np", "2", "--timeout", "60", "--grace", "10", GUARD_PROC_PATH, mode};
+// Runs guard_proc MODE as a 2-PE job under tessera-run (with `launcher_options`), stdout and
+// stderr captured, with `extra` added to an environment cleared of TESSERA_* variables.
+Job run_guard_job(const std::string& mode, const std::vector<std::string>& extra,
+                  const std::vector<std::string>& launcher_options = {}) {
+  std::vector<std::string> argv = {TESSERA_RUN_PATH, "-np", "2", "--timeout", "60", "--grace", "10",
+                                   GUARD_PROC_PATH,  mode};
+  argv.insert(argv.begin() + 1, launcher_options.begin(), launcher_options.end());
   std::vector<std::string> env_strings = {"TESSERA_HEAP_SIZE=16M", "TESSERA_TIMEOUT=20"};
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry(*e);
@@ -140,6 +142,27 @@ TEST(Guard, HostPutPastTheHeapEndIsRefusedWithCheckedModeOff) {
       << job.output;
   EXPECT_THAT(job.output, HasSubstr("is not inside the symmetric heap")) << job.output;
 }
+
+#ifdef TESSERA_TEST_FABRIC
+// PE 1 on another node (by TESSERA_NODE_ID), reached through the network proxy: the proxy
+// checks every descriptor against the heap whatever TESSERA_CHECK says, so the tile is refused
+// before anything is sent.
+TEST(Guard, ProxyPathRefusesTheOverrunningTileWithCheckedModeOff) {
+  const Job job = run_guard_job("overrun",
+                                {"TESSERA_CHECK=0", "TESSERA_FABRIC=on", "TESSERA_P2P=0",
+                                 "TESSERA_FABRIC_PROVIDER=tcp;ofi_rxm", "FI_TCP_IFACE=lo"},
+                                {"--node-ids", "a,b"});
+  EXPECT_NE(job.status, 0) << job.output;
+  EXPECT_THAT(job.output, HasSubstr("guard_proc PE 0: tessera [PE 0] InvalidArgument: "))
+      << job.output;
+  EXPECT_THAT(job.output, HasSubstr("network proxy of PE 0 rejected a descriptor: put to PE 1: "
+                                    "data at heap offset "))
+      << job.output;
+  EXPECT_THAT(job.output, HasSubstr("is outside the 16777216-byte heap")) << job.output;
+  EXPECT_THAT(job.output, Not(HasSubstr("SIGSEGV"))) << job.output;
+  EXPECT_THAT(job.output, Not(HasSubstr("failed and aborted the job"))) << job.output;
+}
+#endif
 
 // Threads mode: two PEs in one process, and PE 1's kernel writes 64 bytes before PE 0's heap
 // (checked mode off). The report names the PE whose thread faulted, not the process's first.
