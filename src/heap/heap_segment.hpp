@@ -44,6 +44,12 @@ class HeapSegment {
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void zero(void* dst, std::size_t bytes) = 0;
 
+  // Makes the request's hole inaccessible in this PE's own mapping too (peers' mappings have it
+  // so from the start). Called once the network transport has registered the segment: a NIC's
+  // registration pins the pages it covers, and inaccessible pages cannot be pinned. A backend
+  // that cannot protect memory does nothing.
+  virtual void seal_hole() {}
+
   // Unmaps the peers' heaps, then frees this one; every base becomes null. Call once no PE uses
   // them any more (after finalize's barrier), or when tearing down after a failure.
   virtual void release() noexcept = 0;

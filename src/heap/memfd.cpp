@@ -50,6 +50,15 @@ Fd create_heap_memfd(std::size_t bytes, int pe) {
   return fd;
 }
 
+void make_inaccessible(char* p, std::size_t bytes, int pe) {
+  if (bytes == 0) return;
+  if (::mprotect(p, bytes, PROT_NONE) != 0) {
+    throw Error(ErrorCode::backend, pe,
+                "cannot make the guard of the heap inaccessible (" + std::to_string(bytes) +
+                    " bytes): " + std::strerror(errno));
+  }
+}
+
 Mapping map_heap(int fd, std::size_t bytes, std::size_t hole_offset, std::size_t hole_bytes, int pe,
                  int owner_pe) {
   const auto fail = [&] {

@@ -40,6 +40,9 @@ inline constexpr std::size_t kHeapAlignment = std::size_t{2} << 20;
 // happens to be next. Address space only: no memory backs it.
 inline constexpr std::size_t kGuardBytes = kHeapAlignment;
 
+// Makes [p, p + bytes) of a mapping inaccessible (PROT_NONE). Throws Error(backend) naming `pe`.
+void make_inaccessible(char* p, std::size_t bytes, int pe);
+
 // Creates this PE's heap: a memfd of `bytes` (sparse; pages appear on first touch).
 Fd create_heap_memfd(std::size_t bytes, int pe);
 

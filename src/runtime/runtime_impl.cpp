@@ -85,6 +85,7 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
       : backend_ == Backend::hip ? std::make_unique<Stream>(pe_, hip::make_stream(device_, pe_))
                                  : std::make_unique<Stream>(pe_);
   start_transport(control_offset, segment_bytes);
+  segment_->seal_hole();  // after the transport registered (and a NIC pinned) the segment
   bootstrap_->barrier();
   // Watch the PEs that are other processes of this machine: when one ends without leaving the
   // job, this PE's waits end with PeerLost naming it.

@@ -116,6 +116,12 @@ TEST(Guard, TileOverrunningThePeersHeapEndFaultsInsteadOfWritingItsAbortWord) {
                         "heap offset 0x1000000, past the end of PE 1's heap of 0x1000000 bytes");
 }
 
+// The own mapping's guard is sealed after init (once a NIC may have registered the segment).
+TEST(Guard, TileOverrunningItsOwnHeapEndFaultsInsteadOfWritingItsAbortWord) {
+  expect_fault_reported(run_guard_job("overrun-own", kUnchecked),
+                        "heap offset 0x1000000, past the end of PE 0's heap of 0x1000000 bytes");
+}
+
 TEST(Guard, TileStartingBeforeThePeersHeapFaultsInsteadOfWritingANeighbour) {
   expect_fault_reported(run_guard_job("underrun", kUnchecked),
                         "64 bytes before the start of PE 1's heap");
