@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tessera/bootstrap.hpp"
@@ -146,15 +147,31 @@ struct Child {
   int status = 0;
 };
 
+// The signal's name as written in C ("SIGSEGV"), or its number's description when not a common one.
+std::string signal_name(int sig) {
+  static const std::pair<int, const char*> names[] = {
+      {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGABRT, "SIGABRT"}, {SIGKILL, "SIGKILL"},
+      {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},   {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},
+      {SIGHUP, "SIGHUP"},   {SIGPIPE, "SIGPIPE"}, {SIGQUIT, "SIGQUIT"}, {SIGTRAP, "SIGTRAP"}};
+  for (const auto& [number, name] : names) {
+    if (number == sig) return name;
+  }
+  const char* description = ::strsignal(sig);
+  return description != nullptr ? description : "?";
+}
+
+// "rank 1 (PE 1) was killed by signal 11 (SIGSEGV); pid 4242": a rank is the PE of the same
+// number (TESSERA_RANK), so the line names the PE whose own messages say more.
 std::string describe(int rank, const Child& c) {
-  std::string out = "rank " + std::to_string(rank) + " (pid " + std::to_string(c.pid) + ") ";
-  if (WIFEXITED(c.status))
-    return out + "exited with status " + std::to_string(WEXITSTATUS(c.status));
-  int sig = WTERMSIG(c.status);
-  const char* name = ::strsignal(sig);
-  out += "was killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
-  if (c.killed_by_us) out += " sent by tessera-run";
-  return out;
+  std::string out = "rank " + std::to_string(rank) + " (PE " + std::to_string(rank) + ") ";
+  if (WIFEXITED(c.status)) {
+    out += "exited with status " + std::to_string(WEXITSTATUS(c.status));
+  } else {
+    const int sig = WTERMSIG(c.status);
+    out += "was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
+    if (c.killed_by_us) out += " sent by tessera-run";
+  }
+  return out + "; pid " + std::to_string(c.pid);
 }
 
 bool failed(const Child& c) { return !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0; }

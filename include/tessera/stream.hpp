@@ -3,6 +3,8 @@
 // synchronize(), and work enqueued after a failure is skipped until then.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 
@@ -44,6 +46,13 @@ class Stream {
   // synchronize as tessera::Error: a device timeout as ErrorCode::timeout, a bad PE, pointer or
   // shape as invalid_argument, an unmapped peer as transport.
   void synchronize();
+
+  // How many operations (kernel launches, stream copies, waits for other streams) are enqueued
+  // and not finished yet; 0 when the stream is idle. On a GPU backend, the host-side queue only.
+  std::size_t in_flight() const;
+  // Waits at most `bound` for the work enqueued so far; true when it all finished. Failures stay
+  // for synchronize() to report.
+  bool wait_idle(std::chrono::milliseconds bound);
 
   int pe() const;
   // The native stream (a cudaStream_t) as a pointer; null on the host backend.

@@ -19,6 +19,11 @@ struct SegmentRequest {
   std::vector<int> node_pes;  // global ranks on this PE's node, ascending, this PE included
   std::size_t bytes;          // segment size (user heap + control area); a backend may round up
   Timeout timeout;
+  // [hole_offset, hole_offset + hole_bytes) of the segment, between the heap and the control
+  // area, is never used: a backend that can makes it inaccessible in every mapping (the host
+  // backend does), so an overrunning tile faults before it reaches a control word.
+  std::size_t hole_offset = 0;
+  std::size_t hole_bytes = 0;
 };
 
 class HeapSegment {
@@ -38,6 +43,12 @@ class HeapSegment {
   // Synchronous copies and fills of heap memory (own or a mapped peer's) from host code.
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void zero(void* dst, std::size_t bytes) = 0;
+
+  // Makes the request's hole inaccessible in this PE's own mapping too (peers' mappings have it
+  // so from the start). Called once the network transport has registered the segment: a NIC's
+  // registration pins the pages it covers, and inaccessible pages cannot be pinned. A backend
+  // that cannot protect memory does nothing.
+  virtual void seal_hole() {}
 
   // Unmaps the peers' heaps, then frees this one; every base becomes null. Call once no PE uses
   // them any more (after finalize's barrier), or when tearing down after a failure.

@@ -12,15 +12,18 @@ namespace {
 
 class HostHeapSegment final : public HeapSegment {
  public:
-  explicit HostHeapSegment(const SegmentRequest& r) : bytes_(r.bytes) {
+  explicit HostHeapSegment(const SegmentRequest& r)
+      : bytes_(r.bytes), pe_(r.pe), hole_offset_(r.hole_offset), hole_bytes_(r.hole_bytes) {
     fd_ = create_heap_memfd(r.bytes, r.pe);
     peer_bases_.assign(static_cast<std::size_t>(r.n_pes), nullptr);
-    mappings_.push_back(map_heap(fd_.get(), r.bytes, r.pe, r.pe));
+    // This PE's own mapping gets its hole at seal_hole(), once the transport registered it.
+    mappings_.push_back(map_heap(fd_.get(), r.bytes, 0, 0, r.pe, r.pe));
     peer_bases_[static_cast<std::size_t>(r.pe)] = mappings_.back().base();
     std::vector<Fd> peer_fds = exchange_node_fds(r.bootstrap, r.node_pes, fd_.get(), r.timeout);
     for (std::size_t i = 0; i < r.node_pes.size(); ++i) {
       if (!peer_fds[i].valid()) continue;
-      mappings_.push_back(map_heap(peer_fds[i].get(), r.bytes, r.pe, r.node_pes[i]));
+      mappings_.push_back(
+          map_heap(peer_fds[i].get(), r.bytes, r.hole_offset, r.hole_bytes, r.pe, r.node_pes[i]));
       peer_bases_[static_cast<std::size_t>(r.node_pes[i])] = mappings_.back().base();
     }
   }
@@ -34,6 +37,10 @@ class HostHeapSegment final : public HeapSegment {
   void zero(void* dst, std::size_t bytes) override {
     if (bytes > 0) std::memset(dst, 0, bytes);
   }
+  void seal_hole() override {
+    if (!mappings_.empty())
+      make_inaccessible(mappings_.front().base() + hole_offset_, hole_bytes_, pe_);
+  }
   void release() noexcept override {
     mappings_.clear();
     fd_ = Fd();
@@ -42,6 +49,9 @@ class HostHeapSegment final : public HeapSegment {
 
  private:
   std::size_t bytes_;
+  int pe_;
+  std::size_t hole_offset_;
+  std::size_t hole_bytes_;
   Fd fd_;
   std::vector<Mapping> mappings_;  // own heap and every mapped peer heap
 };

@@ -8,11 +8,13 @@
 
 namespace tessera::detail {
 
-// An owned mmap of `bytes` bytes; unmapped on destruction.
+// An owned mmap of `bytes` bytes at `base`, inside an owned reservation of address space
+// [reserved, reserved + reserved_bytes) (the guard pages around it); all unmapped on destruction.
 class Mapping {
  public:
   Mapping() = default;
-  Mapping(char* base, std::size_t bytes) : base_(base), bytes_(bytes) {}
+  Mapping(char* reserved, std::size_t reserved_bytes, char* base, std::size_t bytes)
+      : reserved_(reserved), reserved_bytes_(reserved_bytes), base_(base), bytes_(bytes) {}
   Mapping(Mapping&& o) noexcept;
   Mapping& operator=(Mapping&& o) noexcept;
   Mapping(const Mapping&) = delete;
@@ -23,6 +25,8 @@ class Mapping {
   std::size_t bytes() const { return bytes_; }
 
  private:
+  char* reserved_ = nullptr;
+  std::size_t reserved_bytes_ = 0;
   char* base_ = nullptr;
   std::size_t bytes_ = 0;
 };
@@ -31,10 +35,21 @@ class Mapping {
 // at most this much has an address aligned the same way (malloc rejects larger alignments).
 inline constexpr std::size_t kHeapAlignment = std::size_t{2} << 20;
 
+// Inaccessible (PROT_NONE) address space kept right before and right after every heap mapping, so
+// a tile that runs off either end of a heap faults at once instead of writing whatever mapping
+// happens to be next. Address space only: no memory backs it.
+inline constexpr std::size_t kGuardBytes = kHeapAlignment;
+
+// Makes [p, p + bytes) of a mapping inaccessible (PROT_NONE). Throws Error(backend) naming `pe`.
+void make_inaccessible(char* p, std::size_t bytes, int pe);
+
 // Creates this PE's heap: a memfd of `bytes` (sparse; pages appear on first touch).
 Fd create_heap_memfd(std::size_t bytes, int pe);
 
-// Maps `bytes` of `fd` read/write and shared. Throws Error(backend) naming `pe` on failure.
-Mapping map_heap(int fd, std::size_t bytes, int pe, int owner_pe);
+// Maps `bytes` of `fd` read/write and shared, at a kHeapAlignment-aligned address between two
+// kGuardBytes guards, with [hole_offset, hole_offset + hole_bytes) of it inaccessible too (the
+// guard between the heap and the control area). Throws Error(backend) naming `pe` on failure.
+Mapping map_heap(int fd, std::size_t bytes, std::size_t hole_offset, std::size_t hole_bytes, int pe,
+                 int owner_pe);
 
 }  // namespace tessera::detail

@@ -11,6 +11,7 @@
 #include "launch/block_pool.hpp"
 #include "launch/native_stream.hpp"
 #include "runtime/failure_code.hpp"
+#include "runtime/fault_report.hpp"
 #include "tessera/device/failure.hpp"
 #include "tessera/error.hpp"
 
@@ -98,6 +99,8 @@ struct Stream::Impl {
       std::exception_ptr failure;
       if (!skip) {
         try {
+          detail::FaultScope scope(pe,
+                                   "work on a stream");  // a stray access is reported as this PE's
           task.fn();
         } catch (...) {
           failure = as_error(std::current_exception(), pe);
@@ -129,6 +132,16 @@ Stream::~Stream() {
   if (impl_->executor.joinable()) impl_->executor.join();
 }
 
+std::size_t Stream::in_flight() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->queue.size() + (impl_->busy ? 1 : 0);
+}
+
+bool Stream::wait_idle(std::chrono::milliseconds bound) {
+  std::unique_lock lock(impl_->mu);
+  return impl_->idle.wait_for(lock, bound, [&] { return impl_->queue.empty() && !impl_->busy; });
+}
+
 int Stream::pe() const { return impl_->pe; }
 
 void* Stream::native_handle() const { return impl_->native ? impl_->native->handle() : nullptr; }
@@ -151,7 +164,12 @@ void Stream::enqueue_grid(int grid, std::function<void(device::Block)> fn) {
   }
   Impl* impl = impl_.get();
   enqueue([impl, grid, fn = std::move(fn)] {
-    if (auto failure = impl->blocks.run(grid, fn)) std::rethrow_exception(failure);
+    // Every block's thread reports a stray access as this PE's, during a kernel.
+    const std::function<void(device::Block)> block = [pe = impl->pe, &fn](device::Block b) {
+      detail::FaultScope scope(pe, "a kernel");
+      fn(b);
+    };
+    if (auto failure = impl->blocks.run(grid, block)) std::rethrow_exception(failure);
   });
 }
 

@@ -31,9 +31,12 @@ void AbortWord::check_not_aborting(int pe, const char* what) const {
                        : " failed and aborted the job (its own message says why)"));
 }
 
-void AbortWord::mark_died(int pe) {
+void AbortWord::mark_died(int pe) { mark(device::encode_abort(pe, device::AbortReason::died)); }
+
+void AbortWord::mark_failed(int pe) { mark(device::encode_abort(pe, device::AbortReason::failed)); }
+
+void AbortWord::mark(std::uint64_t value) {
   if (word_ == nullptr || segment_ == nullptr) return;
-  const std::uint64_t value = device::encode_abort(pe, device::AbortReason::died);
   if (host_memory_) {
     platform::atomic_compare_exchange(word_, std::uint64_t{0}, value, Sem::acq_rel, Scope::system);
   } else if (load() == 0) {

@@ -26,8 +26,14 @@ class AbortWord {
   void check_not_aborting(int pe, const char* what) const;
   // PE `pe`'s process ended: sets the word to say so, unless the job already aborts.
   void mark_died(int pe);
+  // PE `pe` (this one) gives up on its own work: sets the word to say it failed, unless the job
+  // already aborts.
+  void mark_failed(int pe);
 
  private:
+  // Sets the word to `value` unless it is set already.
+  void mark(std::uint64_t value);
+
   std::uint64_t* word_ = nullptr;
   HeapSegment* segment_ = nullptr;
   bool host_memory_ = true;

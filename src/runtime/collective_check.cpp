@@ -56,7 +56,12 @@ void CollectiveSequence::check(Bootstrap& bootstrap, int pe, int n_pes, Collecti
   mine.a = a;
   mine.b = b;
   op_name.copy(mine.op.data(), std::min(op_name.size(), kMaxOpName));
-  bootstrap.allgather(calls.data(), sizeof(Call));
+  try {
+    bootstrap.allgather(calls.data(), sizeof(Call));
+  } catch (const Error& e) {
+    // The exchange is how the call is made, not what the caller called: name the call first.
+    throw Error(e.code(), pe, std::string(what) + ": " + e.message());
+  }
   const bool same =
       std::all_of(calls.begin(), calls.end(), [&](const Call& c) { return c == calls.front(); });
   if (same) return;

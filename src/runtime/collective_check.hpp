@@ -32,7 +32,8 @@ class CollectiveSequence {
   // arguments (`a`, `b`: what they mean depends on the kind) or op names differ, naming the PEs
   // that disagree and the call each made: "<what>: PEs made different collective calls: PE 0
   // called malloc #3 with bytes=64, align=64; PE 1 called barrier #3". `op_name` (kind op only)
-  // is how the description names the call: "ops::MoeBuffer creation".
+  // is how the description names the call: "ops::MoeBuffer creation". When the exchange itself
+  // fails (a timeout, a lost peer), rethrows its error with "<what>: " in front.
   void check(Bootstrap& bootstrap, int pe, int n_pes, CollectiveKind kind, std::string_view op_name,
              const char* what, std::uint64_t a = 0, std::uint64_t b = 0);
 

@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "runtime/fault_report.hpp"
 #include "runtime/runtime_access.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "tessera/device/platform.hpp"
@@ -142,6 +143,7 @@ void* Runtime::ptr(const void* local, int pe) const {
 
 void Runtime::put(void* dst, const void* src, std::size_t bytes, int pe) {
   auto& rt = impl_of(*this);
+  const detail::FaultScope scope(rt.pe_, "put (host call)");
   rt.check_allocation(dst, bytes, "put destination");
   if (detail::remote_copy_via_proxy(rt, device::ProxyOp::put, pe, rt.heap_offset(dst),
                                     const_cast<void*>(src), bytes)) {
@@ -153,6 +155,7 @@ void Runtime::put(void* dst, const void* src, std::size_t bytes, int pe) {
 
 void Runtime::get(void* dst, const void* src, std::size_t bytes, int pe) {
   auto& rt = impl_of(*this);
+  const detail::FaultScope scope(rt.pe_, "get (host call)");
   rt.check_allocation(src, bytes, "get source");
   if (detail::remote_copy_via_proxy(rt, device::ProxyOp::get, pe, rt.heap_offset(src), dst,
                                     bytes)) {

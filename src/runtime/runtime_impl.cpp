@@ -11,6 +11,7 @@
 #include "runtime/backend_selection.hpp"
 #include "runtime/bootstrap_selection.hpp"
 #include "runtime/cuda_backend.hpp"
+#include "runtime/fault_report.hpp"
 #include "runtime/hip_backend.hpp"
 #include "runtime/job.hpp"
 
@@ -44,17 +45,19 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   node_of_pe_ = std::move(job.node_of_pe);
   node_names_ = std::move(job.node_names);
 
-  // Build the heap and map the node's peers. Each segment is the user heap followed, at a
-  // page-aligned offset, by the runtime's control area: the same offset on every PE, outside
-  // everything malloc hands out and every device heap check. Its first page holds the words
-  // peers write (device barrier, abort word); the pages after it this PE's allocation table and
-  // the failure record of its kernels (device/failure_record.hpp).
-  const std::size_t control_offset = (options_.heap_size + 4095) / 4096 * 4096;
+  // Build the heap and map the node's peers. Each segment is the user heap, a hole of
+  // kGuardBytes (inaccessible on the host backend, unused on GPUs), then the runtime's control
+  // area: at the same offset on every PE, outside everything malloc hands out and every device
+  // heap check, and out of reach of a tile that runs off the heap's end. Its first page holds
+  // the words peers write (device barrier, abort word); the pages after it this PE's allocation
+  // table and the failure record of its kernels (device/failure_record.hpp).
+  const std::size_t heap_end = (options_.heap_size + 4095) / 4096 * 4096;
+  const std::size_t control_offset = heap_end + kGuardBytes;
   const std::size_t segment_bytes = control_offset + device::kControlAreaBytes;
   // TESSERA_P2P=0 maps no peer: every other PE is reached through the network proxy.
   const std::vector<int> mapped_pes = options_.p2p ? job.node_pes : std::vector<int>{pe_};
-  const SegmentRequest request{*bootstrap_, pe_,           n_pes_,
-                               mapped_pes,  segment_bytes, options_.timeout};
+  const SegmentRequest request{*bootstrap_,      pe_,      n_pes_,     mapped_pes, segment_bytes,
+                               options_.timeout, heap_end, kGuardBytes};
   if (backend_ == Backend::cuda) {
     device_ = cuda::select_device(node_pe_, gpu_devices, pe_);
     segment_ = cuda::make_heap_segment(request, device_);
@@ -91,12 +94,24 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
       : backend_ == Backend::hip ? std::make_unique<Stream>(pe_, hip::make_stream(device_, pe_))
                                  : std::make_unique<Stream>(pe_);
   start_transport(control_offset, segment_bytes);
+  segment_->seal_hole();  // after the transport registered (and a NIC pinned) the segment
   bootstrap_->barrier();
   // Watch the PEs that are other processes of this machine: when one ends without leaving the
   // job, this PE's waits end with PeerLost naming it.
   if (!job.watchable.empty()) {
     peer_watch_ =
         std::make_unique<PeerWatch>(std::move(job.watchable), [this](int p) { peer_died(p); });
+  }
+  // A stray access of a host-backend kernel or host call faults in a guard page (or elsewhere):
+  // the reporter names the heap it missed, relative to this PE's mappings.
+  if (backend_ == Backend::host) {
+    for (int p = 0; p < n_pes_; ++p) {
+      const char* peer = peer_base_[static_cast<std::size_t>(p)];
+      if (peer == nullptr) continue;
+      fault_records_.push_back(
+          remember_heap_mapping(pe_, p, peer, options_.heap_size, peer + segment_->bytes()));
+    }
+    install_fault_reporter();
   }
   TESSERA_LOG(log_, info,
               "init: " << n_pes_ << " PEs, bootstrap " << bootstrap_->name() << ", node '"
@@ -126,6 +141,7 @@ void RuntimeImpl::finalize(bool collective) {
   if (abort_word() != 0) collective = false;
   // Kernels still running touch the heap: let them finish (their waits are bounded) first.
   if (stream_) {
+    finish_stream_work();
     try {
       stream_->synchronize();
     } catch (const Error& e) {
@@ -135,6 +151,8 @@ void RuntimeImpl::finalize(bool collective) {
                       << e.message());
     }
     stream_.reset();
+    // A kernel that failed meanwhile aborted the job: no collective goodbye then either.
+    if (abort_word() != 0) collective = false;
   }
   // Peers may still be reading this heap until they too reach finalize; the network proxy
   // finishes this PE's operations first, and serves the peers' until the barrier.
@@ -145,6 +163,7 @@ void RuntimeImpl::finalize(bool collective) {
   } catch (...) {
     peer_watch_.reset();
     fabric_.reset();
+    forget_fault_records();
     if (segment_) segment_->release();
     peer_base_.assign(peer_base_.size(), nullptr);
     if (bootstrap_) bootstrap_->abort();
@@ -155,12 +174,44 @@ void RuntimeImpl::finalize(bool collective) {
   job_done_.store(true);
   peer_watch_.reset();
   fabric_.reset();
+  forget_fault_records();
   if (segment_) segment_->release();
   std::fill(peer_base_.begin(), peer_base_.end(), nullptr);
   if (!collective) bootstrap_->abort();
   bootstrap_.reset();
   TESSERA_LOG(log_, info,
               (collective ? "finalized" : "left the job without finalizing collectively"));
+}
+
+void RuntimeImpl::finish_stream_work() {
+  const std::size_t pending = stream_->in_flight();
+  if (pending == 0) return;
+  // Said before waiting, so a user whose kernels wait for something that never comes learns
+  // why finalize takes long, and what to change.
+  const auto timeout = options_.timeout;
+  TESSERA_LOG(log_, warn,
+              "finalize: the stream still has "
+                  << pending
+                  << " operation(s) in flight (kernels not synchronized); call "
+                     "stream.synchronize() before finalize. Waiting for them "
+                  << (timeout.count() == 0 ? std::string("without a bound (TESSERA_TIMEOUT=0)")
+                                           : "(their waits end within TESSERA_TIMEOUT, " +
+                                                 std::to_string(timeout.count()) + " ms)"));
+  if (timeout.count() == 0) return;
+  // A wait that times out reports itself; the margin lets it. Past that the abort word ends
+  // every wait of this PE (one may have started late, or the work may be a kernel that spins).
+  const auto bound = timeout + std::chrono::milliseconds(1000);
+  if (stream_->wait_idle(bound)) return;
+  TESSERA_LOG(log_, warn,
+              "finalize: the stream's " << stream_->in_flight()
+                                        << " operation(s) did not finish within " << bound.count()
+                                        << " ms; ending this PE's waits");
+  abort_.mark_failed(pe_);
+}
+
+void RuntimeImpl::forget_fault_records() noexcept {
+  for (int record : fault_records_) forget_heap_mapping(record);
+  fault_records_.clear();
 }
 
 void RuntimeImpl::fail(ErrorCode code, const std::string& message) const {

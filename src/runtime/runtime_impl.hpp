@@ -68,6 +68,11 @@ class RuntimeImpl {
   // check_heap_range, and in checked mode: [p, p + bytes) lies inside one live allocation.
   void check_allocation(const void* p, std::size_t bytes, const char* what);
   [[noreturn]] void fail(ErrorCode code, const std::string& message) const;
+  // Finalize's first step: when the stream still has work, says so, waits for it at most
+  // TESSERA_TIMEOUT + 1 s, and past that sets the abort word so this PE's device waits end.
+  void finish_stream_work();
+  // Drops fault_records_ (the segment is about to be released).
+  void forget_fault_records() noexcept;
   // Chooses the transport to every PE and, when some PE of the job has a peer it cannot map,
   // starts the network proxy on every PE (collective). In src/transport/runtime_transport.cpp.
   void start_transport(std::size_t control_offset, std::size_t segment_bytes);
@@ -109,6 +114,9 @@ class RuntimeImpl {
   std::unique_ptr<Stream> stream_;
   // The ops' per-Runtime state; cleared at finalize.
   OpCache op_cache_;
+  // This PE's heap mappings as the fault reporter knows them (host backend), dropped before the
+  // segment is released.
+  std::vector<int> fault_records_;
   bool finalized_ = false;
 };
 

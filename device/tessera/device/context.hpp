@@ -25,8 +25,11 @@ struct Context {
   std::size_t heap_size;     // bytes of every PE's heap (the same on all)
   std::uint64_t timeout_ns;  // bound of every wait; 0 waits forever (TESSERA_TIMEOUT)
   std::uint32_t flags;       // ContextFlags
-  // Counters of the device barrier, set up by Runtime::init in a control area mapped right after
-  // this PE's heap (so at the same offset on every PE, and out of reach of heap tiles): word
+  // Counters of the device barrier, set up by Runtime::init in a control area that follows this
+  // PE's heap at the same offset on every PE, kGuardBytes (2 MiB) past the heap's end. On the host
+  // backend that gap, and as much before the heap and after the control area, is inaccessible in
+  // every mapping, so a tile running off either end of a heap faults (and is reported) instead of
+  // writing these words or a neighbouring mapping; on GPUs the gap is unused memory. Word
   // kBarrierArrivals is bumped by every PE entering a barrier, word kBarrierEntered counts the
   // barriers this PE has entered. Never reset.
   std::uint64_t* control_page;
