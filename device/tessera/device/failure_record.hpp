@@ -44,12 +44,14 @@ enum class FailureKind : std::uint64_t {
   proxy_failed = 8,     // (none): the proxy failed; word kCode is its code, its ring the message
 };
 
-// The calls a record names, by index (word kOp).
+// The calls a record names, by index (word kOp). New calls are appended, so a record's index
+// keeps its meaning (the last row: tessera.triton's tests, wait_until_some and scalar forms).
 inline constexpr const char* kFailureOps[] = {
-    "translate",  "load",       "store",       "put",        "get",
-    "atomic_add", "atomic_sub", "atomic_xchg", "atomic_cas", "atomic_and",
-    "atomic_or",  "atomic_xor", "atomic_min",  "atomic_max", "signal",
-    "put_signal", "wait_until", "barrier",     "fence",      "quiet",
+    "translate",  "load",        "store",      "put",        "get",        "atomic_add",
+    "atomic_sub", "atomic_xchg", "atomic_cas", "atomic_and", "atomic_or",  "atomic_xor",
+    "atomic_min", "atomic_max",  "signal",     "put_signal", "wait_until", "barrier",
+    "fence",      "quiet",       "test",       "test_any",   "test_all",   "wait_until_some",
+    "p",          "g",
 };
 inline constexpr std::size_t kFailureOpCount = sizeof(kFailureOps) / sizeof(kFailureOps[0]);
 

@@ -19,8 +19,9 @@ from ._context import my_pe, n_pes
 from ._layout import ADD, EQ, GE, GT, LE, LT, NE, SET
 from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,
                       atomic_sub, atomic_xchg, atomic_xor)
-from .rma import fence, get, load, put, quiet, store, translate
-from .sync import barrier, put_signal, signal, wait_until
+from .rma import fence, g, get, load, p, put, quiet, store, translate
+from .sync import (NPOS, barrier, put_signal, signal, test, test_all, test_any, wait_until,
+                   wait_until_some)
 
 
 def context(rt):
@@ -37,8 +38,9 @@ def check(rt):
 
 
 __all__ = [
-    "ADD", "EQ", "GE", "GT", "LE", "LT", "NE", "SET", "atomic_add", "atomic_and", "atomic_cas",
-    "atomic_max", "atomic_min", "atomic_or", "atomic_sub", "atomic_xchg", "atomic_xor", "barrier",
-    "check", "context", "fence", "get", "load", "my_pe", "n_pes", "put", "put_signal", "quiet",
-    "signal", "store", "translate", "wait_until"
+    "ADD", "EQ", "GE", "GT", "LE", "LT", "NE", "NPOS", "SET", "atomic_add", "atomic_and",
+    "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_sub", "atomic_xchg",
+    "atomic_xor", "barrier", "check", "context", "fence", "g", "get", "load", "my_pe", "n_pes",
+    "p", "put", "put_signal", "quiet", "signal", "store", "test", "test_all", "test_any",
+    "translate", "wait_until", "wait_until_some"
 ]

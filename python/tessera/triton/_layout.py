@@ -52,7 +52,8 @@ FAILURE_KINDS = {
 }
 _OPS = ("translate", "load", "store", "put", "get", "atomic_add", "atomic_sub", "atomic_xchg",
         "atomic_cas", "atomic_and", "atomic_or", "atomic_xor", "atomic_min", "atomic_max",
-        "signal", "put_signal", "wait_until", "barrier", "fence", "quiet")
+        "signal", "put_signal", "wait_until", "barrier", "fence", "quiet", "test", "test_any",
+        "test_all", "wait_until_some", "p", "g")
 FAILURE_OPS = {name: i for i, name in enumerate(_OPS)}
 _ROLES = ("pointer", "destination tile", "source tile", "signal")
 FAILURE_ROLES = {name: i for i, name in enumerate(_ROLES)}
@@ -139,6 +140,12 @@ OP_WAIT_UNTIL = tl.constexpr(FAILURE_OPS["wait_until"])
 OP_BARRIER = tl.constexpr(FAILURE_OPS["barrier"])
 OP_FENCE = tl.constexpr(FAILURE_OPS["fence"])
 OP_QUIET = tl.constexpr(FAILURE_OPS["quiet"])
+OP_TEST = tl.constexpr(FAILURE_OPS["test"])
+OP_TEST_ANY = tl.constexpr(FAILURE_OPS["test_any"])
+OP_TEST_ALL = tl.constexpr(FAILURE_OPS["test_all"])
+OP_WAIT_UNTIL_SOME = tl.constexpr(FAILURE_OPS["wait_until_some"])
+OP_P = tl.constexpr(FAILURE_OPS["p"])
+OP_G = tl.constexpr(FAILURE_OPS["g"])
 
 ROLE_POINTER = tl.constexpr(FAILURE_ROLES["pointer"])
 ROLE_DESTINATION_TILE = tl.constexpr(FAILURE_ROLES["destination tile"])

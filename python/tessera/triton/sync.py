@@ -1,4 +1,5 @@
-"""Synchronisation across PEs: signal, put_signal, wait_until and the device barrier.
+"""Synchronisation across PEs: signal, put_signal, the waits (wait_until, wait_until_some), the
+tests that do not wait (test, test_any, test_all) and the device barrier.
 
 Signals are uint64 words in the heap. A signal is a release at system scope: a PE that
 acquires the new value (wait_until) sees everything this program wrote before it. Waits are
@@ -6,6 +7,10 @@ bounded by the context's timeout (TESSERA_TIMEOUT): on expiry the wait records t
 (PE, heap offset, comparison, value seen) and raises the job's abort, like the C++ device API,
 and the host reports it at tessera.triton.check(rt). Every 256 turns a wait also watches the
 abort word: when another PE failed or died it records peer_lost and gives up.
+
+Every wait and test is called by the whole program (all its threads, like a C++ call with group
+Block): it reads with acquire and ends with a barrier of the program's threads, so every thread
+reads after the acquire.
 
 Under Triton's interpreter the programs of one launch run one after another: a program must
 not wait for a later program of the same launch (it would wait until the timeout)."""
@@ -15,11 +20,14 @@ import triton.language as tl
 
 from . import _layout as L
 from . import _proxy
-from ._checks import and_mask, route
+from ._checks import active_mask, and_mask, route
 from ._clock import now_ns, spin_pause
 from ._context import control_word
 from ._failure import aborting, fail
 from .rma import quiet
+
+# What test_any returns when no signal holds (C++ std::size_t(-1), as an int32).
+NPOS = tl.constexpr(-1)
 
 
 @triton.jit
@@ -115,6 +123,114 @@ def wait_until(sig, cmp: tl.constexpr, value, ctx):
     # The acquire was one thread's: the program's other threads read after it.
     tl.debug_barrier()
     return seen
+
+
+@triton.jit
+def _read_signals(sigs, active):
+    """The values of the local signals `sigs` (scalar or block) where `active`, read with acquire
+    at system scope (0 elsewhere)."""
+    return tl.where(active, tl.atomic_load(sigs, mask=active, sem="acquire", scope="sys"), 0)
+
+
+@triton.jit
+def _tested(sigs, cmp: tl.constexpr, value, ctx, mask, OP: tl.constexpr):
+    """(holds, active, ok): where the active local signals `sigs` compare `cmp` to `value` now,
+    which take part (masked in; none once a check failed), and whether the checks passed."""
+    me = tl.load(ctx + L.MY_PE)
+    remote, ok, proxy = route(sigs, me, ctx, mask, OP, L.ROLE_SIGNAL, False)
+    active = active_mask(sigs, mask) & ok
+    holds = active & _holds(_read_signals(sigs, active), cmp, tl.cast(value, tl.uint64))
+    # Each thread acquired its own elements: the program's other threads read after them.
+    tl.debug_barrier()
+    return holds, active, ok
+
+
+@triton.jit
+def test(sig, cmp: tl.constexpr, value, ctx):
+    """Whether the local uint64 signal `sig` (scalar, or a block: elementwise) compares `cmp` to
+    `value` now (int1, sig's shape), without waiting: one read with acquire at system scope, so
+    where it holds this program sees what the signalling PE wrote before its release. False
+    after a failed check (recorded)."""
+    holds, active, ok = _tested(sig, cmp, value, ctx, None, L.OP_TEST)
+    return holds
+
+
+@triton.jit
+def test_all(sigs, cmp: tl.constexpr, value, ctx, mask=None):
+    """Whether every local signal of the block `sigs` that `mask` selects compares `cmp` to
+    `value` now (int1 scalar; true when none is selected), each read as test reads it. False
+    after a failed check (recorded)."""
+    holds, active, ok = _tested(sigs, cmp, value, ctx, mask, L.OP_TEST_ALL)
+    missing = tl.sum((active & (holds == 0)).to(tl.int32))
+    return ok & (missing == 0)
+
+
+@triton.jit
+def test_any(sigs, cmp: tl.constexpr, value, ctx, mask=None):
+    """The index (int32) of the lowest signal of the 1-D block `sigs` that `mask` selects and
+    that compares `cmp` to `value` now, or tx.NPOS (-1) when none does; each read as test reads
+    it, so this program sees what that signal's writer released. NPOS after a failed check."""
+    tl.static_assert(len(sigs.shape) == 1, "test_any takes a 1-D block of signals")
+    N: tl.constexpr = sigs.shape[0]
+    holds, active, ok = _tested(sigs, cmp, value, ctx, mask, L.OP_TEST_ANY)
+    first = tl.min(tl.where(holds, tl.arange(0, N), N))
+    return tl.where(first < N, first, NPOS)
+
+
+@triton.jit
+def wait_until_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=None):
+    """Waits until at least one candidate of the 1-D block of local uint64 signals `sigs`
+    compares `cmp` to `value`, and returns how many did in the sweep that found them (int32).
+    Candidates are the elements `mask` selects whose `status` (a block of integer words, sigs'
+    shape) is 0; for each one found, status becomes 1 and its index is written to `indices` (a
+    block of integer words, sigs' shape): indices[0..count) in increasing order, the rest
+    untouched. So a consumer drains several arrivals without resetting a signal: call again
+    with the same status until every index was found. No candidate: returns 0 at once. Reads
+    with acquire at system scope (this program sees what each found signal's writer released);
+    bounded like wait_until (the timeout names the lowest candidate); 0 after a failure."""
+    tl.static_assert(len(sigs.shape) == 1, "wait_until_some takes a 1-D block of signals")
+    N: tl.constexpr = sigs.shape[0]
+    i = tl.arange(0, N)
+    me = tl.load(ctx + L.MY_PE)
+    remote, ok, proxy = route(sigs, me, ctx, mask, L.OP_WAIT_UNTIL_SOME, L.ROLE_SIGNAL, False)
+    selected = active_mask(sigs, mask) & ok
+    candidate = selected & (tl.load(status, mask=selected, other=1) == 0)
+    want = tl.cast(value, tl.uint64)
+    seen = _read_signals(sigs, candidate)
+    found = candidate & _holds(seen, cmp, want)
+    done = tl.max(tl.where(candidate, 1, 0)) == 0
+    if not done:
+        done = tl.max(found.to(tl.int32)) != 0
+    timeout_ns = tl.load(ctx + L.TIMEOUT_NS)
+    start_ns = now_ns()
+    turns = 0
+    while not done:
+        spin_pause()
+        seen = _read_signals(sigs, candidate)
+        found = candidate & _holds(seen, cmp, want)
+        done = tl.max(found.to(tl.int32)) != 0
+        turns += 1
+        if not done and (turns & 255) == 0:
+            if aborting(ctx, L.OP_WAIT_UNTIL_SOME) != 0:
+                done = True
+            elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
+                seen = _read_signals(sigs, candidate)
+                found = candidate & _holds(seen, cmp, want)
+                if tl.max(found.to(tl.int32)) == 0:
+                    lowest = i == tl.min(tl.where(candidate, i, N))
+                    fail(ctx, L.CODE_TIMEOUT, L.KIND_WAIT_TIMEOUT, L.OP_WAIT_UNTIL_SOME,
+                         tl.sum(tl.where(lowest, tl.cast(sigs, tl.int64), 0)), cmp, want,
+                         tl.sum(tl.where(lowest, seen, 0)), -1, 0)
+                done = True
+    count = tl.sum(found.to(tl.int32))
+    # Found element i goes to indices[k], k = how many found ones precede it: the address of
+    # that slot is taken from the indices block itself, so it may have any strides.
+    slot = tl.gather(tl.cast(indices, tl.int64), tl.where(found, tl.cumsum(found.to(tl.int32), 0)
+                                                          - 1, 0), 0)
+    tl.store(tl.cast(slot, indices.dtype), i.to(indices.dtype.element_ty), mask=found)
+    tl.store(status, tl.full((N, ), 1, status.dtype.element_ty), mask=found)
+    tl.debug_barrier()
+    return count
 
 
 @triton.jit

@@ -167,6 +167,64 @@ def message_passing(inbox, staging, arrived, acked, bad, rounds, peer, ctx, R: t
     tl.store(bad, violations)
 
 
+@triton.jit
+def signal_tests(sigs, value, out, ctx, n, N: tl.constexpr, CMP: tl.constexpr):
+    """out[i] = test(sigs[i]) for the block sigs[:N]; out[N] = test of the scalar sigs[0];
+    out[N + 1] = test_all and out[N + 2] = test_any over the block masked to its first n."""
+    offs = tl.arange(0, N)
+    m = offs < n
+    tl.store(out + offs, tx.test(sigs + offs, CMP, value, ctx).to(tl.int64))
+    tl.store(out + N, tx.test(sigs, CMP, value, ctx).to(tl.int64))
+    tl.store(out + N + 1, tx.test_all(sigs + offs, CMP, value, ctx, mask=m).to(tl.int64))
+    tl.store(out + N + 2, tx.test_any(sigs + offs, CMP, value, ctx, mask=m).to(tl.int64))
+
+
+@triton.jit
+def signal_each(sigs, order, value, pe, ctx, n):
+    """Signals (set) value into sigs[order[k]] on pe for k < n, one after another, then quiet
+    (delivered through the proxy too)."""
+    for k in range(0, n):
+        tx.signal(sigs + tl.load(order + k), value, tx.SET, pe, ctx)
+    tx.quiet(ctx)
+
+
+@triton.jit
+def wait_some(sigs, status, indices, count, value, ctx, n, N: tl.constexpr, CMP: tl.constexpr):
+    """count[0] = wait_until_some over sigs[:N] masked to its first n (status, indices alike)."""
+    offs = tl.arange(0, N)
+    c = tx.wait_until_some(sigs + offs, status + offs, indices + offs, CMP, value, ctx,
+                           mask=offs < n)
+    tl.store(count, c)
+
+
+@triton.jit
+def drain(sigs, status, indices, calls, value, ctx, N: tl.constexpr):
+    """Calls wait_until_some(sigs[:N] >= value) until all N were found, appending each call's
+    indices to indices[] and its count to calls[] (a count of 0, a failed wait, ends it)."""
+    offs = tl.arange(0, N)
+    total = 0
+    k = 0
+    while total < N:
+        c = tx.wait_until_some(sigs + offs, status + offs, indices + total + offs, tx.GE, value,
+                               ctx)
+        tl.store(calls + k, c)
+        k += 1
+        total += c
+        if c == 0:
+            total = N
+    tl.store(calls + k, -1)
+
+
+@triton.jit
+def one_element(ptr, value, out, pe, ctx, GET: tl.constexpr):
+    """GET: out[0] = g(ptr, pe); else p(ptr, value[0], pe), then quiet."""
+    if GET:
+        tl.store(out, tx.g(ptr, pe, ctx))
+    else:
+        tx.p(ptr, tl.load(value), pe, ctx)
+        tx.quiet(ctx)
+
+
 COMPILE_CHECKS = [
     dict(kernel=tile_copy,
          signature={"dst": "*fp32", "src": "*fp32", "pe": "i32", "ctx": "*i64", "rows": "i32",
