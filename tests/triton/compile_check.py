@@ -59,6 +59,7 @@ PROMISES = {
     ("sync.py", "put_signal", "atomic_xchg"): "release",
     ("sync.py", "put_signal", "atomic_add"): "release",
     ("sync.py", "wait_until", "atomic_load"): "acquire",
+    ("sync.py", "_read_signals", "atomic_load"): "acquire",
     ("sync.py", "_arrive", "atomic_add"): "release",
     ("sync.py", "barrier", "atomic_load"): "acquire",
     ("_proxy.py", "proxy_push", "atomic_store"): "release",
@@ -88,6 +89,9 @@ def compile_check_calls(ctx, dst, src, sig, out, pe, R: tl.constexpr, C: tl.cons
     put_signal(dst + r * C + c, src + r * C + c, sig + 2, 1, L.SET, pe, ctx)
     put_signal(dst + r * C + c, src + r * C + c, sig + 3, 1, L.ADD, pe, ctx)
     tl.store(out, wait_until(sig, L.EQ, 1, ctx))
+    i = tl.arange(0, C)
+    tl.store(out + 1, test_any(sig + i, L.GE, 1, ctx))
+    tl.store(out + 2, wait_until_some(sig + i, sig + C + i, sig + 2 * C + i, L.GE, 1, ctx))
     barrier(ctx)
 '''
 _MUTANT_SIGNATURE = {"ctx": "*i64", "dst": "*fp32", "src": "*fp32", "sig": "*u64", "out": "*u64",
