@@ -42,6 +42,9 @@ enum class FailureKind : std::uint64_t {
   outside_heap = 6,     // address, bytes, role (index into kFailureRoles); checked mode
   proxy_timeout = 7,    // ticket state seen, value awaited: the proxy ring did not answer
   proxy_failed = 8,     // (none): the proxy failed; word kCode is its code, its ring the message
+  // Team barriers (tessera.triton barrier(ctx, team)):
+  team_not_member = 9,        // team start, stride, size, my_rank, whether it has barrier words
+  team_barrier_timeout = 10,  // barrier number, arrivals seen, team start, stride, size, words
 };
 
 // The calls a record names, by index (word kOp). New calls are appended, so a record's index

@@ -23,7 +23,7 @@ from . import _proxy
 from ._checks import active_mask, and_mask, route
 from ._clock import now_ns, spin_pause
 from ._context import control_word
-from ._failure import aborting, fail
+from ._failure import aborting, fail, record
 from .rma import quiet
 
 # What test_any returns when no signal holds (C++ std::size_t(-1), as an int32).
@@ -234,67 +234,120 @@ def wait_until_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=N
 
 
 @triton.jit
-def _arrive(ctx, n, pe, me, NOTE_SEEN):
+def _arrive(ctx, seen_word, arrivals, n, pe, me, NOTE_SEEN):
     """Barrier `n`'s arrival of this PE at `pe`: first (for diagnostics only) the number of the
-    barrier it entered, then +1 on `pe`'s arrival counter with release."""
-    seen_word = control_word(ctx, L.BARRIER_SEEN, me) + me
-    arrivals = control_word(ctx, L.BARRIER_ARRIVALS, me)
+    barrier it entered into `pe`'s copy of `seen_word`, then +1 on `pe`'s copy of `arrivals` with
+    release. Both are local pointers to words at the same heap offset on every PE."""
     if tl.load(ctx + L.HEAP_BASES + pe) == 0:
-        # Through the proxy: the control words lie at the same heap offset on every PE.
         if NOTE_SEEN:
             _proxy.proxy_atomic(seen_word, n, 0, pe, ctx, None, AMO=_proxy.AMO_STORE,
                                 FETCH=False, FENCED=False, OP=L.OP_BARRIER)
         _proxy.proxy_atomic(arrivals, tl.cast(1, tl.uint64), 0, pe, ctx, None,
                             AMO=_proxy.AMO_ADD, FETCH=False, FENCED=True, OP=L.OP_BARRIER)
     else:
+        shift = (tl.load(ctx + L.HEAP_BASES + pe) - tl.load(ctx + L.HEAP_BASES + me)) // 8
         if NOTE_SEEN:
-            tl.atomic_store(control_word(ctx, L.BARRIER_SEEN, pe) + me, n, sem="relaxed",
-                            scope="sys")
-        tl.atomic_add(control_word(ctx, L.BARRIER_ARRIVALS, pe), tl.cast(1, tl.uint64),
-                      sem="release", scope="sys")
+            tl.atomic_store(seen_word + shift, n, sem="relaxed", scope="sys")
+        tl.atomic_add(arrivals + shift, tl.cast(1, tl.uint64), sem="release", scope="sys")
 
 
 @triton.jit
-def barrier(ctx):
-    """Returns once every PE entered this barrier (the n-th barrier of each PE, counted together
-    with the C++ device barriers and rt.device_barrier() of this job: they share the counters);
-    what each PE wrote before it is visible to all after it. Call it from ONE program of a launch
-    (each call is one PE's arrival). Quiets first. Bounded: on timeout it records which barrier
-    and the arrival count seen, and raises the abort."""
-    quiet(ctx)
+def _await_arrivals(ctx, arrivals, n, members, team):
+    """Waits until this PE's `arrivals` counter reaches n * members (acquire); on timeout
+    records which barrier and the count seen (with the team, for a team barrier) and raises the
+    abort."""
+    target = n * tl.cast(members, tl.uint64)
+    timeout_ns = tl.load(ctx + L.TIMEOUT_NS)
+    start_ns = now_ns()
+    seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
+    done = seen >= target
+    turns = 0
+    while not done:
+        spin_pause()
+        seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
+        done = seen >= target
+        turns += 1
+        if not done and (turns & 255) == 0:
+            if aborting(ctx, L.OP_BARRIER) != 0:
+                done = True
+            elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
+                seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
+                if seen < target:
+                    if team is None:
+                        fail(ctx, L.CODE_TIMEOUT, L.KIND_BARRIER_TIMEOUT, L.OP_BARRIER, n, seen,
+                             0, 0, 0, 0)
+                    else:
+                        fail(ctx, L.CODE_TIMEOUT, L.KIND_TEAM_BARRIER_TIMEOUT, L.OP_BARRIER, n,
+                             seen, tl.load(team + L.TEAM_START), tl.load(team + L.TEAM_STRIDE),
+                             tl.load(team + L.TEAM_SIZE), tl.cast(arrivals, tl.int64))
+                done = True
+
+
+@triton.jit
+def _world_barrier(ctx):
     me = tl.load(ctx + L.MY_PE)
     npes = tl.load(ctx + L.N_PES)
-    if aborting(ctx, L.OP_BARRIER) == 0:
-        entered = control_word(ctx, L.BARRIER_ENTERED, me)
-        n = tl.atomic_add(entered, tl.cast(1, tl.uint64), sem="relaxed", scope="gpu") + 1
-        note_seen = me < L.BARRIER_SEEN_PES
+    entered = control_word(ctx, L.BARRIER_ENTERED, me)
+    n = tl.atomic_add(entered, tl.cast(1, tl.uint64), sem="relaxed", scope="gpu") + 1
+    note_seen = me < L.BARRIER_SEEN_PES
+    seen_word = control_word(ctx, L.BARRIER_SEEN, me) + me
+    arrivals = control_word(ctx, L.BARRIER_ARRIVALS, me)
+    ring = tl.load(ctx + L.PROXY)
+    for i in range(0, npes):
+        pe = (me + i) % npes
+        if tl.load(ctx + L.HEAP_BASES + pe) == 0 and ring == 0:
+            fail(ctx, L.CODE_TRANSPORT, L.KIND_PE_NOT_MAPPED, L.OP_BARRIER, pe, 0, 0, 0, 0, 0)
+        else:
+            _arrive(ctx, seen_word, arrivals, n, pe, me, note_seen)
+    _await_arrivals(ctx, arrivals, n, npes, None)
+
+
+@triton.jit
+def _team_barrier(ctx, team):
+    """The C++ device team barrier's algorithm (impl/barrier_funcs.hpp) over the team's barrier
+    words (TeamBarrierWords, the end of its workspace): barrier #n of a member adds 1 to every
+    member's arrival word and waits for n * size on its own; the words are never reset."""
+    me = tl.load(ctx + L.MY_PE)
+    start = tl.load(team + L.TEAM_START)
+    stride = tl.load(team + L.TEAM_STRIDE)
+    size = tl.load(team + L.TEAM_SIZE)
+    my_rank = tl.load(team + L.TEAM_MY_RANK)
+    words_at = tl.load(team + L.TEAM_BARRIER_WORDS)
+    d = me - start
+    rank_here = tl.where((d >= 0) & (d % stride == 0) & (d // stride < size), d // stride, -1)
+    if (words_at == 0) | (my_rank < 0) | (rank_here != my_rank):
+        record(ctx, L.CODE_INVALID_ARGUMENT, L.KIND_TEAM_NOT_MEMBER, L.OP_BARRIER, start, stride,
+               size, my_rank, (words_at != 0).to(tl.int64), 0)
+    elif aborting(ctx, L.OP_BARRIER) == 0:
+        words = tl.cast(words_at, tl.pointer_type(tl.uint64))
+        n = tl.atomic_add(words + L.TEAM_BARRIER_ENTERED, tl.cast(1, tl.uint64), sem="relaxed",
+                          scope="gpu") + 1
+        arrivals = words + L.TEAM_BARRIER_ARRIVALS
         ring = tl.load(ctx + L.PROXY)
-        for i in range(0, npes):
-            pe = (me + i) % npes
+        for i in range(0, size):
+            pe = start + ((my_rank + i) % size) * stride
             if tl.load(ctx + L.HEAP_BASES + pe) == 0 and ring == 0:
                 fail(ctx, L.CODE_TRANSPORT, L.KIND_PE_NOT_MAPPED, L.OP_BARRIER, pe, 0, 0, 0, 0,
                      0)
             else:
-                _arrive(ctx, n, pe, me, note_seen)
-        arrivals = control_word(ctx, L.BARRIER_ARRIVALS, me)
-        target = n * tl.cast(npes, tl.uint64)
-        timeout_ns = tl.load(ctx + L.TIMEOUT_NS)
-        start_ns = now_ns()
-        seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
-        done = seen >= target
-        turns = 0
-        while not done:
-            spin_pause()
-            seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
-            done = seen >= target
-            turns += 1
-            if not done and (turns & 255) == 0:
-                if aborting(ctx, L.OP_BARRIER) != 0:
-                    done = True
-                elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
-                    seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
-                    if seen < target:
-                        fail(ctx, L.CODE_TIMEOUT, L.KIND_BARRIER_TIMEOUT, L.OP_BARRIER, n, seen,
-                             0, 0, 0, 0)
-                    done = True
+                _arrive(ctx, words + L.TEAM_BARRIER_SEEN + my_rank, arrivals, n, pe, me, True)
+        _await_arrivals(ctx, arrivals, n, size, team)
+
+
+@triton.jit
+def barrier(ctx, team=None):
+    """Returns once every PE entered this barrier (the n-th barrier of each PE, counted together
+    with the C++ device barriers and rt.device_barrier() of this job: they share the counters);
+    what each PE wrote before it is visible to all after it. With `team` (tx.team(rt, t), a
+    tessera.Team's words): once every member of the team entered its n-th barrier on that team
+    (the C++ device team barrier's words and algorithm); only members call it, else it records
+    invalid_argument. Call it from ONE program of a launch (each call is one PE's arrival).
+    Quiets first. Bounded: on timeout it records which barrier and the arrival count seen (and,
+    over a team, the members not yet arrived), and raises the abort."""
+    quiet(ctx)
+    if team is None:
+        if aborting(ctx, L.OP_BARRIER) == 0:
+            _world_barrier(ctx)
+    else:
+        _team_barrier(ctx, team)
     tl.debug_barrier()

@@ -225,6 +225,31 @@ def one_element(ptr, value, out, pe, ctx, GET: tl.constexpr):
         tx.quiet(ctx)
 
 
+@triton.jit
+def team_barrier_rounds(slots, bad, rounds, ctx, team):
+    """barrier_rounds over the members of `team` (tx.team): before team barrier i each member
+    signals i + 1 into its slot (by team rank, parity i % 2) on every member; after it counts
+    the member slots that do not hold i + 1 into bad[0]."""
+    start = tl.load(team + 0)
+    stride = tl.load(team + 1)
+    size = tl.load(team + 2)
+    me = tl.load(team + 3)
+    wrong = tl.cast(0, tl.int64)
+    for i in range(0, rounds):
+        half = slots + (i % 2) * size
+        for r in range(0, size):
+            tx.signal(half + me, i + 1, tx.SET, start + r * stride, ctx)
+        tx.barrier(ctx, team)
+        for r in range(0, size):
+            wrong += (tl.load(half + r) != i + 1).to(tl.int64)
+    tl.store(bad, wrong)
+
+
+@triton.jit
+def team_barrier_once(ctx, team):
+    tx.barrier(ctx, team)
+
+
 COMPILE_CHECKS = [
     dict(kernel=tile_copy,
          signature={"dst": "*fp32", "src": "*fp32", "pe": "i32", "ctx": "*i64", "rows": "i32",
