@@ -94,8 +94,9 @@ def float_atomic_calls(ctx, floats, doubles, out, pe, N: tl.constexpr):
 
 
 @triton.jit
-def barrier_call(ctx):
+def barrier_call(ctx, team):
     tx.barrier(ctx)
+    tx.barrier(ctx, team)
 
 
 @triton.jit
@@ -144,7 +145,8 @@ KERNELS = {
                                signature={"ctx": "*i64", "floats": "*fp32", "doubles": "*fp64",
                                           "out": "*fp64", "pe": "i32", "N": "constexpr"},
                                constexprs={"N": 8}),
-    "barrier_call": dict(kernel=barrier_call, signature={"ctx": "*i64"}, constexprs={}),
+    "barrier_call": dict(kernel=barrier_call, signature={"ctx": "*i64", "team": "*i64"},
+                         constexprs={}),
     "proxy_calls": dict(kernel=proxy_calls,
                         signature={"ctx": "*i64", "dst": "*fp32", "src": "*fp32", "sig": "*u64",
                                    "words": "*i64", "out": "*i64", "pe": "i32", "R": "constexpr",
