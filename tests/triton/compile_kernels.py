@@ -70,6 +70,8 @@ def wait_calls(ctx, sigs, status, indices, out, N: tl.constexpr):
     hit += tx.test_all(sigs + i, tx.EQ, 2, ctx, mask=i < 5).to(tl.int64)
     hit += tx.test_any(sigs + i, tx.NE, 0, ctx).to(tl.int64)
     hit += tx.wait_until_some(sigs + i, status + i, indices + i, tx.GE, 1, ctx, mask=i < 7)
+    hit += tx.test_some(sigs + i, status + i, indices + i, tx.LT, 9, ctx)
+    hit += tx.test_any(sigs + i, tx.GT, 3, ctx, mask=i < 6, status=status + i).to(tl.int64)
     tl.store(out, hit)
 
 

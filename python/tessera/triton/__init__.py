@@ -22,8 +22,8 @@ from ._layout import ADD, EQ, GE, GT, LE, LT, NE, SET
 from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,
                       atomic_sub, atomic_xchg, atomic_xor)
 from .rma import fence, g, get, load, p, put, quiet, store, translate
-from .sync import (NPOS, barrier, put_signal, signal, test, test_all, test_any, wait_until,
-                   wait_until_some)
+from .sync import (NPOS, barrier, put_signal, signal, test, test_all, test_any, test_some,
+                   wait_until, wait_until_some)
 
 
 def context(rt):
@@ -57,5 +57,5 @@ __all__ = [
     "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_sub", "atomic_xchg",
     "atomic_xor", "barrier", "check", "context", "fence", "g", "get", "load", "my_pe", "n_pes",
     "p", "put", "put_signal", "quiet", "signal", "store", "team", "test", "test_all",
-    "test_any", "translate", "wait_until", "wait_until_some"
+    "test_any", "test_some", "translate", "wait_until", "wait_until_some"
 ]

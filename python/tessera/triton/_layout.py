@@ -59,15 +59,15 @@ FAILURE_KINDS = {
     "outside_heap": 6,
     "proxy_timeout": 7,  # the ring waits of _proxy.py
     "proxy_failed": 8,
-    "team_not_member": 9,  # the team barrier
-    "team_barrier_timeout": 10,
+    "team_not_member": 10,  # the team barrier
+    "team_barrier_timeout": 11,
 }
 _OPS = ("translate", "load", "store", "put", "get", "atomic_add", "atomic_sub", "atomic_xchg",
         "atomic_cas", "atomic_and", "atomic_or", "atomic_xor", "atomic_min", "atomic_max",
         "signal", "put_signal", "wait_until", "barrier", "fence", "quiet", "test", "test_any",
-        "test_all", "wait_until_some", "p", "g")
+        "test_all", "wait_until_some", "p", "g", "test_some")
 FAILURE_OPS = {name: i for i, name in enumerate(_OPS)}
-_ROLES = ("pointer", "destination tile", "source tile", "signal")
+_ROLES = ("pointer", "destination tile", "source tile", "signal", "signals")
 FAILURE_ROLES = {name: i for i, name in enumerate(_ROLES)}
 
 CMP = {"eq": 0, "ne": 1, "gt": 2, "ge": 3, "lt": 4, "le": 5}
@@ -170,11 +170,13 @@ OP_TEST_ALL = tl.constexpr(FAILURE_OPS["test_all"])
 OP_WAIT_UNTIL_SOME = tl.constexpr(FAILURE_OPS["wait_until_some"])
 OP_P = tl.constexpr(FAILURE_OPS["p"])
 OP_G = tl.constexpr(FAILURE_OPS["g"])
+OP_TEST_SOME = tl.constexpr(FAILURE_OPS["test_some"])
 
 ROLE_POINTER = tl.constexpr(FAILURE_ROLES["pointer"])
 ROLE_DESTINATION_TILE = tl.constexpr(FAILURE_ROLES["destination tile"])
 ROLE_SOURCE_TILE = tl.constexpr(FAILURE_ROLES["source tile"])
 ROLE_SIGNAL = tl.constexpr(FAILURE_ROLES["signal"])
+ROLE_SIGNALS = tl.constexpr(FAILURE_ROLES["signals"])
 
 ABORT_FAILED = tl.constexpr(ABORT_REASONS["failed"])
 CHECKED = tl.constexpr(CONTEXT_FLAGS["checked"])

@@ -1,5 +1,6 @@
 """Synchronisation across PEs: signal, put_signal, the waits (wait_until, wait_until_some), the
-tests that do not wait (test, test_any, test_all) and the device barrier.
+tests that do not wait (test, test_any, test_some, test_all) and the device barriers (the whole
+job's, a team's).
 
 Signals are uint64 words in the heap. A signal is a release at system scope: a PE that
 acquires the new value (wait_until) sees everything this program wrote before it. Waits are
@@ -125,6 +126,13 @@ def wait_until(sig, cmp: tl.constexpr, value, ctx):
     return seen
 
 
+@triton.constexpr_function
+def _signal_role(shape):
+    """How a checked-mode diagnostic names a signal pointer: "signal", or "signals" for a block
+    (as the C++ calls on arrays of signals say)."""
+    return L.ROLE_SIGNAL.value if len(shape) == 0 else L.ROLE_SIGNALS.value
+
+
 @triton.jit
 def _read_signals(sigs, active):
     """The values of the local signals `sigs` (scalar or block) where `active`, read with acquire
@@ -137,7 +145,7 @@ def _tested(sigs, cmp: tl.constexpr, value, ctx, mask, OP: tl.constexpr):
     """(holds, active, ok): where the active local signals `sigs` compare `cmp` to `value` now,
     which take part (masked in; none once a check failed), and whether the checks passed."""
     me = tl.load(ctx + L.MY_PE)
-    remote, ok, proxy = route(sigs, me, ctx, mask, OP, L.ROLE_SIGNAL, False)
+    remote, ok, proxy = route(sigs, me, ctx, mask, OP, _signal_role(sigs.shape), False)
     active = active_mask(sigs, mask) & ok
     holds = active & _holds(_read_signals(sigs, active), cmp, tl.cast(value, tl.uint64))
     # Each thread acquired its own elements: the program's other threads read after them.
@@ -166,15 +174,64 @@ def test_all(sigs, cmp: tl.constexpr, value, ctx, mask=None):
 
 
 @triton.jit
-def test_any(sigs, cmp: tl.constexpr, value, ctx, mask=None):
+def test_any(sigs, cmp: tl.constexpr, value, ctx, mask=None, status=None):
     """The index (int32) of the lowest signal of the 1-D block `sigs` that `mask` selects and
     that compares `cmp` to `value` now, or tx.NPOS (-1) when none does; each read as test reads
-    it, so this program sees what that signal's writer released. NPOS after a failed check."""
+    it, so this program sees what that signal's writer released. With `status` (a block of
+    integer words, sigs' shape): only elements whose status is 0 take part, and the one returned
+    gets status 1, so repeated calls drain arrivals one by one without resetting a signal. NPOS
+    after a failed check."""
     tl.static_assert(len(sigs.shape) == 1, "test_any takes a 1-D block of signals")
     N: tl.constexpr = sigs.shape[0]
-    holds, active, ok = _tested(sigs, cmp, value, ctx, mask, L.OP_TEST_ANY)
-    first = tl.min(tl.where(holds, tl.arange(0, N), N))
+    i = tl.arange(0, N)
+    if status is None:
+        holds, active, ok = _tested(sigs, cmp, value, ctx, mask, L.OP_TEST_ANY)
+        first = tl.min(tl.where(holds, i, N))
+    else:
+        candidate, ok = _candidates(sigs, status, ctx, mask, L.OP_TEST_ANY)
+        holds = candidate & _holds(_read_signals(sigs, candidate), cmp, tl.cast(value, tl.uint64))
+        first = tl.min(tl.where(holds, i, N))
+        tl.store(status, tl.full((N, ), 1, status.dtype.element_ty), mask=i == first)
+        tl.debug_barrier()
     return tl.where(first < N, first, NPOS)
+
+
+@triton.jit
+def _candidates(sigs, status, ctx, mask, OP: tl.constexpr):
+    """(candidate, ok): the elements of the 1-D block `sigs` that `mask` selects and whose
+    `status` is 0 (none once the checked-mode bounds check failed), and whether it passed."""
+    me = tl.load(ctx + L.MY_PE)
+    remote, ok, proxy = route(sigs, me, ctx, mask, OP, _signal_role(sigs.shape), False)
+    selected = active_mask(sigs, mask) & ok
+    return selected & (tl.load(status, mask=selected, other=1) == 0), ok
+
+
+@triton.jit
+def _mark_found(found, status, indices):
+    """Sets status to 1 where `found` and writes the found positions to indices[0..count) in
+    increasing order; returns count (int32)."""
+    N: tl.constexpr = found.shape[0]
+    i = tl.arange(0, N)
+    # Found element i goes to indices[k], k = how many found ones precede it: the address of
+    # that slot is taken from the indices block itself, so it may have any strides.
+    slot = tl.gather(tl.cast(indices, tl.int64),
+                     tl.where(found, tl.cumsum(found.to(tl.int32), 0) - 1, 0), 0)
+    tl.store(tl.cast(slot, indices.dtype), i.to(indices.dtype.element_ty), mask=found)
+    tl.store(status, tl.full((N, ), 1, status.dtype.element_ty), mask=found)
+    tl.debug_barrier()
+    return tl.sum(found.to(tl.int32))
+
+
+@triton.jit
+def test_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=None):
+    """wait_until_some's sweep without the wait: every candidate of the 1-D block `sigs` (masked
+    in, status 0) that compares `cmp` to `value` now gets status 1 and its index written to
+    indices[0..count); returns count (int32; 0: none yet). Reads as test reads. 0 after a failed
+    check."""
+    tl.static_assert(len(sigs.shape) == 1, "test_some takes a 1-D block of signals")
+    candidate, ok = _candidates(sigs, status, ctx, mask, L.OP_TEST_SOME)
+    found = candidate & _holds(_read_signals(sigs, candidate), cmp, tl.cast(value, tl.uint64))
+    return _mark_found(found, status, indices)
 
 
 @triton.jit
@@ -191,10 +248,7 @@ def wait_until_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=N
     tl.static_assert(len(sigs.shape) == 1, "wait_until_some takes a 1-D block of signals")
     N: tl.constexpr = sigs.shape[0]
     i = tl.arange(0, N)
-    me = tl.load(ctx + L.MY_PE)
-    remote, ok, proxy = route(sigs, me, ctx, mask, L.OP_WAIT_UNTIL_SOME, L.ROLE_SIGNAL, False)
-    selected = active_mask(sigs, mask) & ok
-    candidate = selected & (tl.load(status, mask=selected, other=1) == 0)
+    candidate, ok = _candidates(sigs, status, ctx, mask, L.OP_WAIT_UNTIL_SOME)
     want = tl.cast(value, tl.uint64)
     seen = _read_signals(sigs, candidate)
     found = candidate & _holds(seen, cmp, want)
@@ -222,15 +276,7 @@ def wait_until_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=N
                          tl.sum(tl.where(lowest, tl.cast(sigs, tl.int64), 0)), cmp, want,
                          tl.sum(tl.where(lowest, seen, 0)), -1, 0)
                 done = True
-    count = tl.sum(found.to(tl.int32))
-    # Found element i goes to indices[k], k = how many found ones precede it: the address of
-    # that slot is taken from the indices block itself, so it may have any strides.
-    slot = tl.gather(tl.cast(indices, tl.int64), tl.where(found, tl.cumsum(found.to(tl.int32), 0)
-                                                          - 1, 0), 0)
-    tl.store(tl.cast(slot, indices.dtype), i.to(indices.dtype.element_ty), mask=found)
-    tl.store(status, tl.full((N, ), 1, status.dtype.element_ty), mask=found)
-    tl.debug_barrier()
-    return count
+    return _mark_found(found, status, indices)
 
 
 @triton.jit

@@ -172,22 +172,23 @@ def cpp_wait_outside_the_heap(rt, sig):
 
 
 def test_tests_of_signals_outside_the_heap_read_as_the_cpp_wait(rt, ctx):
-    """test, test_all and test_any each name themselves and the whole block's span; the first
-    of them is the one recorded."""
+    """test, test_all and test_any each name themselves and the whole block's span ("signals",
+    as the C++ calls on arrays say); the first of them is the one recorded."""
     sigs = torch.ones(8, dtype=torch.uint64)  # process memory, not the heap
     tail = cpp_wait_outside_the_heap(rt, sigs[:1])
     out = torch.full((11, ), -5, dtype=torch.int64)
     signal_tests[(1, )](sigs, 1, out, ctx, 8, N=8, CMP=tx.EQ)
     e = raised(lambda: tx.check(rt))
     assert isinstance(e, tessera.InvalidArgumentError)
-    assert e.message == "test" + tail.replace("+8 bytes", "+64 bytes"), (e.message, tail)
+    block = tail.replace("signal [", "signals [").replace("+8 bytes", "+64 bytes")
+    assert e.message == "test" + block, (e.message, tail)
     # Nothing was read: every test says false, test_any NPOS.
     assert list(out.numpy()) == [0] * 8 + [0, 0, -1]
     for n, name in [(1, "test_all"), (2, "test_any")]:
         one = torch.full((11, ), -5, dtype=torch.int64)
         check_only[(1, )](sigs, one, ctx, n)
         e = raised(lambda: tx.check(rt))
-        assert e.message == name + tail.replace("+8 bytes", "+64 bytes"), (e.message, tail)
+        assert e.message == name + block, (e.message, tail)
     rt.barrier()
 
 
@@ -208,7 +209,8 @@ def test_wait_until_some_on_signals_outside_the_heap_returns_0_at_once(rt, ctx):
     count = torch.full((1, ), -5, dtype=torch.int32)
     wait_some[(1, )](sigs, status, indices, count, 1, ctx, 8, N=8, CMP=tx.GE)
     e = raised(lambda: tx.check(rt))
-    assert e.message == "wait_until_some" + tail.replace("+8 bytes", "+64 bytes")
+    assert e.message == "wait_until_some" + tail.replace("signal [", "signals [").replace(
+        "+8 bytes", "+64 bytes")
     assert count.item() == 0 and (status == 0).all() and (indices == -1).all()
     rt.barrier()
 

@@ -1,4 +1,4 @@
-"""test, test_all, test_any and wait_until_some: the tests read without waiting and see exactly
+"""test, test_all, test_any, test_some and wait_until_some: the tests read without waiting and see exactly
 the signals that hold; wait_until_some drains several arrivals through its status words without
 a signal ever being reset (epochs), skips what its status marks, and returns 0 at once when
 nothing is left to wait for. Signals come from the left neighbour (through the proxy when it is
@@ -10,7 +10,7 @@ import torch
 
 import tessera.triton as tx
 from conftest import neighbours, rng_of, sym
-from tx_kernels import drain, signal_each, signal_tests, wait_some
+from tx_kernels import drain, signal_each, signal_tests, sweep_signals, wait_some
 
 N = 8
 
@@ -133,4 +133,41 @@ def test_wait_until_some_skips_status_and_mask(rt, ctx):
     # Other comparisons: the zeros equal 0.
     assert call_some(rt, ctx, sig_t, torch.zeros(N, dtype=torch.int32), 0, cmp=tx.EQ) == (2,
                                                                                          [1, 4])
+    rt.barrier()
+
+
+def call_test(rt, ctx, sig_t, status, value, n=N, any_=False):
+    indices = torch.full((N, ), -1, dtype=torch.int64)
+    count = torch.full((1, ), -5, dtype=torch.int32)
+    sweep_signals[(1, )](sig_t, status, indices, count, value, ctx, n, N=N, CMP=tx.GE,
+                            ANY=any_)
+    c = int(count.item())
+    if any_:
+        assert (indices == -1).all()
+        return c
+    assert (indices.numpy()[c:] == -1).all(), "only indices[:count] are written"
+    return c, list(indices.numpy()[:c])
+
+
+def test_test_some_takes_what_arrived_without_waiting(rt, ctx):
+    sig, sig_t = sym(rt, N, "uint64")
+    status = torch.zeros(N, dtype=torch.int32)
+    assert call_test(rt, ctx, sig_t, status, 1) == (0, [])  # nothing yet: 0, no wait
+    sig_t[:] = torch.tensor([0, 1, 0, 2, 0, 0, 1, 1], dtype=torch.uint64)
+    status[3] = 5
+    assert call_test(rt, ctx, sig_t, status, 1, n=7) == (2, [1, 6])
+    assert list(status.numpy()) == [0, 1, 0, 5, 0, 0, 1, 0]
+    assert call_test(rt, ctx, sig_t, status, 1) == (1, [7])  # only the one not yet taken
+    assert call_test(rt, ctx, sig_t, status, 1) == (0, [])
+    rt.barrier()
+
+
+def test_test_any_with_status_drains_one_at_a_time(rt, ctx):
+    sig, sig_t = sym(rt, N, "uint64")
+    sig_t[:] = torch.tensor([0, 4, 0, 4, 4, 0, 0, 4], dtype=torch.uint64)
+    status = torch.zeros(N, dtype=torch.int32)
+    status[4] = 1
+    taken = [call_test(rt, ctx, sig_t, status, 4, n=6, any_=True) for _ in range(3)]
+    assert taken == [1, 3, tx.NPOS.value]
+    assert list(status.numpy()) == [0, 1, 0, 1, 1, 0, 0, 0]
     rt.barrier()

@@ -198,6 +198,20 @@ def wait_some(sigs, status, indices, count, value, ctx, n, N: tl.constexpr, CMP:
 
 
 @triton.jit
+def sweep_signals(sigs, status, indices, count, value, ctx, n, N: tl.constexpr,
+                     CMP: tl.constexpr, ANY: tl.constexpr):
+    """count[0] = test_some over sigs[:N] masked to its first n (ANY: test_any with status, its
+    index in count[0])."""
+    offs = tl.arange(0, N)
+    if ANY:
+        c = tx.test_any(sigs + offs, CMP, value, ctx, mask=offs < n, status=status + offs)
+    else:
+        c = tx.test_some(sigs + offs, status + offs, indices + offs, CMP, value, ctx,
+                         mask=offs < n)
+    tl.store(count, c)
+
+
+@triton.jit
 def drain(sigs, status, indices, calls, value, ctx, N: tl.constexpr):
     """Calls wait_until_some(sigs[:N] >= value) until all N were found, appending each call's
     indices to indices[] and its count to calls[] (a count of 0, a failed wait, ends it)."""
