@@ -79,6 +79,12 @@ nb::dict triton_context_layout() {
   control["failure_record"] = Context::kFailureRecordWord;
   d["control_words"] = control;
 
+  nb::dict team;
+  for (std::size_t i = 0; i < device::FlatTeam::kNamedWords; ++i)
+    team[device::FlatTeam::kNames[i]] = i;
+  team["words"] = device::FlatTeam::kWords;
+  d["team_words"] = team;
+
   nb::dict abort;
   abort["failed"] = static_cast<std::uint32_t>(device::AbortReason::failed);
   abort["died"] = static_cast<std::uint32_t>(device::AbortReason::died);
@@ -111,6 +117,8 @@ nb::dict triton_context_layout() {
   kinds["outside_heap"] = static_cast<std::uint64_t>(FailureKind::outside_heap);
   kinds["proxy_timeout"] = static_cast<std::uint64_t>(FailureKind::proxy_timeout);
   kinds["proxy_failed"] = static_cast<std::uint64_t>(FailureKind::proxy_failed);
+  kinds["team_not_member"] = static_cast<std::uint64_t>(FailureKind::team_not_member);
+  kinds["team_barrier_timeout"] = static_cast<std::uint64_t>(FailureKind::team_barrier_timeout);
   d["failure_kinds"] = kinds;
 
   nb::dict ops;

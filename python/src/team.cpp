@@ -2,8 +2,13 @@
 
 #include <nanobind/stl/string.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <tuple>
+#include <vector>
+
+#include "tessera/device/flat_context.hpp"
 
 namespace tessera::python {
 
@@ -21,6 +26,40 @@ int make_team(RuntimeState& state, Make&& make) {
   }
   state.teams.push_back(t);
   return static_cast<int>(state.teams.size()) - 1;
+}
+
+// Where the barrier words of a team lie: the last bytes of its workspace, laid out as
+// device::TeamBarrierWords of the C++ device team barrier (issue 17's device teams; until that
+// header is merged here this mirrors its kArrivals / kEntered / kSeen and bytes_for).
+struct TeamBarrierLayout {
+  static constexpr std::size_t kArrivals = 0;
+  static constexpr std::size_t kEntered = 8;
+  static constexpr std::size_t kSeen = 16;
+  static constexpr std::size_t bytes_for(int team_size) {
+    return ((kSeen + static_cast<std::size_t>(team_size)) * 8 + 63) / 64 * 64;
+  }
+};
+
+std::int64_t address(const void* p) {
+  return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p));
+}
+
+// The team as device::FlatTeam words; barrier_words is 0 when its workspace cannot hold them.
+std::vector<std::int64_t> flat_team(const Team& t) {
+  using device::FlatTeam;
+  std::vector<std::int64_t> w(FlatTeam::kWords, 0);
+  w[FlatTeam::kStart] = t.start;
+  w[FlatTeam::kStride] = t.stride;
+  w[FlatTeam::kSize] = t.size;
+  w[FlatTeam::kMyRank] = t.my_rank;
+  w[FlatTeam::kWorkspace] = address(t.workspace);
+  w[FlatTeam::kWorkspaceBytes] = static_cast<std::int64_t>(t.workspace_bytes);
+  const std::size_t need = TeamBarrierLayout::bytes_for(t.size);
+  if (t.workspace != nullptr && t.workspace_bytes >= need) {
+    w[FlatTeam::kBarrierWords] =
+        address(static_cast<const unsigned char*>(t.workspace) + t.workspace_bytes - need);
+  }
+  return w;
 }
 
 std::string describe(const Team& t) {
@@ -111,6 +150,15 @@ void bind_team(nb::module_& m) {
       .def(
           "rank_of", [](const PyTeam& t, int pe) { return t.get("Team.rank_of").rank_of(pe); },
           "pe"_a, "The team rank of world PE `pe`, or -1 when it is not a member.")
+      .def(
+          "_triton_team_words",
+          [](const PyTeam& t) {
+            nb::list l;
+            for (std::int64_t w : flat_team(t.get("Team.triton_team"))) l.append(w);
+            return l;
+          },
+          "The team as tessera.triton's barrier takes it (tessera.TRITON_CONTEXT_WORDS"
+          "['team_words']); Team.triton_team() makes the tensor.")
       .def("__len__", [](const PyTeam& t) { return t.get("Team").size; })
       .def("__eq__",
            [](const PyTeam& a, nb::handle b) {

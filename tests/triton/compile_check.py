@@ -59,8 +59,9 @@ PROMISES = {
     ("sync.py", "put_signal", "atomic_xchg"): "release",
     ("sync.py", "put_signal", "atomic_add"): "release",
     ("sync.py", "wait_until", "atomic_load"): "acquire",
+    ("sync.py", "_read_signals", "atomic_load"): "acquire",
     ("sync.py", "_arrive", "atomic_add"): "release",
-    ("sync.py", "barrier", "atomic_load"): "acquire",
+    ("sync.py", "_await_arrivals", "atomic_load"): "acquire",
     ("_proxy.py", "proxy_push", "atomic_store"): "release",
     ("_proxy.py", "proxy_collect", "atomic_store"): "release",
     ("_proxy.py", "_ring_wait", "atomic_load"): "acquire",
@@ -80,7 +81,7 @@ MUTANT_TARGETS = ("sm_90", "gfx942")
 _MUTANT_CALLS = '''
 
 @triton.jit
-def compile_check_calls(ctx, dst, src, sig, out, pe, R: tl.constexpr, C: tl.constexpr):
+def compile_check_calls(ctx, dst, src, sig, out, pe, team, R: tl.constexpr, C: tl.constexpr):
     r = tl.arange(0, R)[:, None]
     c = tl.arange(0, C)[None, :]
     signal(sig, 1, L.SET, pe, ctx)
@@ -88,10 +89,14 @@ def compile_check_calls(ctx, dst, src, sig, out, pe, R: tl.constexpr, C: tl.cons
     put_signal(dst + r * C + c, src + r * C + c, sig + 2, 1, L.SET, pe, ctx)
     put_signal(dst + r * C + c, src + r * C + c, sig + 3, 1, L.ADD, pe, ctx)
     tl.store(out, wait_until(sig, L.EQ, 1, ctx))
+    i = tl.arange(0, C)
+    tl.store(out + 1, test_any(sig + i, L.GE, 1, ctx))
+    tl.store(out + 2, wait_until_some(sig + i, sig + C + i, sig + 2 * C + i, L.GE, 1, ctx))
     barrier(ctx)
+    barrier(ctx, team)
 '''
 _MUTANT_SIGNATURE = {"ctx": "*i64", "dst": "*fp32", "src": "*fp32", "sig": "*u64", "out": "*u64",
-                     "pe": "i32", "R": "constexpr", "C": "constexpr"}
+                     "pe": "i32", "team": "*i64", "R": "constexpr", "C": "constexpr"}
 
 # The probe: one call per line, each ordering and scope, so the forms above can be read off and
 # the checker shown to reject the weak ones. Line -> (call, sem, scope) is PROBE_CALLS.

@@ -64,8 +64,41 @@ def sync_calls(ctx, dst, src, sig, out, pe, R: tl.constexpr, C: tl.constexpr):
 
 
 @triton.jit
-def barrier_call(ctx):
+def wait_calls(ctx, sigs, status, indices, out, N: tl.constexpr):
+    i = tl.arange(0, N)
+    hit = tx.test(sigs, tx.GE, 1, ctx).to(tl.int64)
+    hit += tx.test_all(sigs + i, tx.EQ, 2, ctx, mask=i < 5).to(tl.int64)
+    hit += tx.test_any(sigs + i, tx.NE, 0, ctx).to(tl.int64)
+    hit += tx.wait_until_some(sigs + i, status + i, indices + i, tx.GE, 1, ctx, mask=i < 7)
+    hit += tx.test_some(sigs + i, status + i, indices + i, tx.LT, 9, ctx)
+    hit += tx.test_any(sigs + i, tx.GT, 3, ctx, mask=i < 6, status=status + i).to(tl.int64)
+    tl.store(out, hit)
+
+
+@triton.jit
+def one_element_calls(ctx, words, doubles, halves, out, pe):
+    # p / g of 64-bit words, doubles (through the proxy by their bits) and 2-byte elements.
+    tx.p(words, 5, pe, ctx)
+    tx.p(doubles + 1, 2.5, pe, ctx)
+    tx.p(halves, 1.0, pe, ctx)
+    v = tx.g(words + 1, pe, ctx).to(tl.float64) + tx.g(doubles, pe, ctx)
+    v += tx.g(halves + 1, pe, ctx).to(tl.float64)
+    tl.store(out, v)
+
+
+@triton.jit
+def float_atomic_calls(ctx, floats, doubles, out, pe, N: tl.constexpr):
+    i = tl.arange(0, N)
+    a = tx.atomic_add(floats + i, i.to(tl.float32), pe, ctx, sem="relaxed")
+    b = tx.atomic_add(doubles + i, i.to(tl.float64), pe, ctx)
+    c = tx.atomic_add(doubles, 0.5, pe, ctx, sem="release", scope="gpu")
+    tl.store(out + i, a.to(tl.float64) + b + c)
+
+
+@triton.jit
+def barrier_call(ctx, team):
     tx.barrier(ctx)
+    tx.barrier(ctx, team)
 
 
 @triton.jit
@@ -102,7 +135,20 @@ KERNELS = {
                        signature={"ctx": "*i64", "dst": "*fp32", "src": "*fp32", "sig": "*u64",
                                   "out": "*u64", "pe": "i32", "R": "constexpr", "C": "constexpr"},
                        constexprs=_TILE),
-    "barrier_call": dict(kernel=barrier_call, signature={"ctx": "*i64"}, constexprs={}),
+    "wait_calls": dict(kernel=wait_calls,
+                       signature={"ctx": "*i64", "sigs": "*u64", "status": "*i32",
+                                  "indices": "*i64", "out": "*i64", "N": "constexpr"},
+                       constexprs={"N": 8}),
+    "one_element_calls": dict(kernel=one_element_calls,
+                              signature={"ctx": "*i64", "words": "*i64", "doubles": "*fp64",
+                                         "halves": "*fp16", "out": "*fp64", "pe": "i32"},
+                              constexprs={}),
+    "float_atomic_calls": dict(kernel=float_atomic_calls,
+                               signature={"ctx": "*i64", "floats": "*fp32", "doubles": "*fp64",
+                                          "out": "*fp64", "pe": "i32", "N": "constexpr"},
+                               constexprs={"N": 8}),
+    "barrier_call": dict(kernel=barrier_call, signature={"ctx": "*i64", "team": "*i64"},
+                         constexprs={}),
     "proxy_calls": dict(kernel=proxy_calls,
                         signature={"ctx": "*i64", "dst": "*fp32", "src": "*fp32", "sig": "*u64",
                                    "words": "*i64", "out": "*i64", "pe": "i32", "R": "constexpr",

@@ -94,7 +94,8 @@ def test_every_kernel_compiles(compiled, target):
     failed = {e["name"]: e["error"] for e in entries if not e["ok"]}
     assert not failed, failed
     names = {e["name"] for e in entries}
-    assert {"rma_calls", "atomic_calls", "sync_calls", "barrier_call", "proxy_calls"} <= names
+    assert {"rma_calls", "atomic_calls", "sync_calls", "wait_calls", "one_element_calls",
+            "float_atomic_calls", "barrier_call", "proxy_calls"} <= names
     assert sum(e["origin"] == "example" for e in entries) >= len(compiled["example_jit_functions"])
     print(f"{target}: {len(entries)} kernels compiled: {sorted(names)}")
 

@@ -21,6 +21,10 @@ def test_constexprs_follow_the_dicts():
     assert L.KIND_PROXY_FAILED.value == L.FAILURE_KINDS["proxy_failed"]
     assert L.OP_QUIET.value == L.FAILURE_OPS["quiet"]
     assert L.ROLE_SIGNAL.value == L.FAILURE_ROLES["signal"]
+    assert L.OP_TEST_SOME.value == L.FAILURE_OPS["test_some"] == len(L.FAILURE_OPS) - 1
+    assert L.ROLE_SIGNALS.value == L.FAILURE_ROLES["signals"]
+    assert L.TEAM_BARRIER_WORDS.value == L.TEAM_WORDS["barrier_words"]
+    assert L.KIND_TEAM_BARRIER_TIMEOUT.value == L.FAILURE_KINDS["team_barrier_timeout"]
     assert (L.EQ.value, L.LE.value, L.SET.value, L.ADD.value) == (0, 5, 0, 1)
 
 

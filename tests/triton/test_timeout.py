@@ -6,8 +6,8 @@ the signal's heap offset and allocation and the value seen (the C++ device API's
 PE 1's wait ends at the abort, its check raising PeerLostError naming PE 0, well within 5 s of
 PE 0's timeout. TESSERA_RUN names the launcher (ctest sets it).
 
-Script usage: test_timeout.py wait|barrier. Prints "PE p: offset <heap offset of the signal>",
-then "PE p: <ExceptionClass>: <str(e)> [after <s> s]" and exits 3 (TimeoutError), 42
+Script usage: test_timeout.py wait|barrier|some|team. Prints "PE p: offset <heap offset of the
+signal>", then "PE p: <ExceptionClass>: <str(e)> [after <s> s]" and exits 3 (TimeoutError), 42
 (PeerLostError), 1 otherwise."""
 
 import os
@@ -19,6 +19,7 @@ import time
 import pytest
 import torch
 import triton
+import triton.language as tl
 
 import tessera
 import tessera.triton as tx
@@ -36,6 +37,18 @@ def barrier(ctx):
     tx.barrier(ctx)
 
 
+@triton.jit
+def team_barrier(ctx, team):
+    tx.barrier(ctx, team)
+
+
+@triton.jit
+def wait_for_some(sigs, status, ctx):
+    """wait_until_some over 4 signals, of which status skips the first."""
+    offs = tl.arange(0, 4)
+    tx.wait_until_some(sigs + offs, status + offs, status + offs, tx.GE, 1, ctx)
+
+
 def say(line):
     sys.stdout.write(line + "\n")  # one write per line: PEs share the launcher's stdout
     sys.stdout.flush()
@@ -43,8 +56,10 @@ def say(line):
 
 def job(mode):
     rt = tessera.init()
+    if mode == "team":
+        rt.team_world()  # collective: PE 1 makes it too
     pad = rt.zeros(24, "uint64")  # so the signal is not at offset 0
-    sig = rt.zeros(1, "uint64")
+    sig = rt.zeros(4, "uint64")
     rt.barrier()
     ctx = tx.context(rt)
     say(f"PE {rt.pe}: offset {sig.offset} pad {pad.offset}")
@@ -53,6 +68,11 @@ def job(mode):
         if rt.pe == 0:
             if mode == "wait":
                 wait_for[(1, )](torch.from_dlpack(sig), 1, ctx)
+            elif mode == "team":
+                team_barrier[(1, )](ctx, tx.team(rt, rt.team_world()))
+            elif mode == "some":
+                status = torch.tensor([1, 0, 0, 0], dtype=torch.int64)
+                wait_for_some[(1, )](torch.from_dlpack(sig), status, ctx)
             else:
                 barrier[(1, )](ctx)
         else:
@@ -100,6 +120,32 @@ def test_wait_that_never_completes_times_out_and_the_other_pe_sees_peer_lost():
     # PE 1 started waiting about when PE 0 did: it heard of the abort within 5 s of the timeout.
     assert after_1 < TIMEOUT_S + 5, proc.stdout
     assert proc.returncode != 0
+
+
+def test_wait_until_some_that_never_completes_names_the_lowest_candidate():
+    proc, lines, offset = run_job("some")
+    text, after = lines[0]
+    # Signal 0 is skipped by its status: the diagnostic names signal 1, 8 bytes further.
+    assert re.fullmatch(
+        f"TimeoutError: tessera \\[PE 0\\] Timeout: wait_until_some on PE 0 timed out after "
+        f"{TIMEOUT_S * 1000} ms: signal at heap offset {offset + 8} \\(allocation #1: offset "
+        f"{offset}, \\d+ bytes\\) awaited \\(value >= 1\\), saw 0", text), proc.stdout
+    assert TIMEOUT_S <= after < TIMEOUT_S + 5, proc.stdout
+    assert lines[1][0].startswith("PeerLostError: tessera [PE 1] PeerLost: wait_until on PE 1 "
+                                  "gave up: PE 0 failed"), proc.stdout
+
+
+def test_team_barrier_nobody_else_enters_times_out_naming_the_missing_member():
+    proc, lines, offset = run_job("team")
+    text, after = lines[0]
+    assert re.fullmatch(
+        f"TimeoutError: tessera \\[PE 0\\] Timeout: barrier on team \\(start 0, stride 1, size "
+        f"2\\) on PE 0 timed out after {TIMEOUT_S * 1000} ms in barrier #1: arrival counter "
+        f"\\(team workspace, heap offset \\d+\\) awaited \\(value >= 2\\), saw 1; not yet "
+        f"entered by PE 1 \\(team rank 1, at #0\\)", text), proc.stdout
+    assert TIMEOUT_S <= after < TIMEOUT_S + 5, proc.stdout
+    assert lines[1][0].startswith("PeerLostError: tessera [PE 1] PeerLost: wait_until on PE 1 "
+                                  "gave up: PE 0 failed"), proc.stdout
 
 
 def test_barrier_nobody_else_enters_times_out_naming_the_missing_pe():

@@ -43,21 +43,26 @@ enum class FailureKind : std::uint64_t {
   proxy_timeout = 7,    // ticket state seen, value awaited: the proxy ring did not answer
   proxy_failed = 8,     // (none): the proxy failed; word kCode is its code, its ring the message
   misaligned = 9,       // address, alignment needed, role (index into kFailureRoles); checked mode
+  // Team barriers (tessera.triton barrier(ctx, team)).
+  team_not_member = 10,       // team start, stride, size, my_rank, whether it has barrier words
+  team_barrier_timeout = 11,  // barrier number, arrivals seen, team start, stride, size, words
 };
 
-// The calls a record names, by index (word kOp).
+// The calls a record names, by index (word kOp). New calls are appended, so a record's index
+// keeps its meaning (the last row: tessera.triton's tests, wait_until_some and scalar forms).
 inline constexpr const char* kFailureOps[] = {
-    "translate",  "load",       "store",       "put",        "get",
-    "atomic_add", "atomic_sub", "atomic_xchg", "atomic_cas", "atomic_and",
-    "atomic_or",  "atomic_xor", "atomic_min",  "atomic_max", "signal",
-    "put_signal", "wait_until", "barrier",     "fence",      "quiet",
+    "translate",  "load",        "store",      "put",        "get",        "atomic_add",
+    "atomic_sub", "atomic_xchg", "atomic_cas", "atomic_and", "atomic_or",  "atomic_xor",
+    "atomic_min", "atomic_max",  "signal",     "put_signal", "wait_until", "barrier",
+    "fence",      "quiet",       "test",       "test_any",   "test_all",   "wait_until_some",
+    "p",          "g",           "test_some",
 };
 inline constexpr std::size_t kFailureOpCount = sizeof(kFailureOps) / sizeof(kFailureOps[0]);
 
 // What the bad range of an outside_heap record, or the misaligned word of a misaligned record,
 // was (args[2]).
 inline constexpr const char* kFailureRoles[] = {"pointer", "destination tile", "source tile",
-                                                "signal"};
+                                                "signal", "signals"};
 inline constexpr std::size_t kFailureRoleCount = sizeof(kFailureRoles) / sizeof(kFailureRoles[0]);
 
 }  // namespace tessera::device

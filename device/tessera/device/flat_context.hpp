@@ -37,6 +37,23 @@ struct FlatContext {
   }
 };
 
+// A Team (team.hpp) as a flat array of 64-bit words, for Triton kernels (tessera.triton's
+// barrier(ctx, team)): made on the host from a team and its barrier words (Team.triton_team()).
+struct FlatTeam {
+  static constexpr std::size_t kStart = 0;
+  static constexpr std::size_t kStride = 1;
+  static constexpr std::size_t kSize = 2;
+  static constexpr std::size_t kMyRank = 3;
+  static constexpr std::size_t kWorkspace = 4;  // address of the team's workspace
+  static constexpr std::size_t kWorkspaceBytes = 5;
+  static constexpr std::size_t kBarrierWords = 6;  // address of its barrier words, or 0
+  static constexpr std::size_t kWords = 8;         // word 7 is reserved (0)
+
+  static constexpr const char* kNames[] = {
+      "start", "stride", "size", "my_rank", "workspace", "workspace_bytes", "barrier_words"};
+  static constexpr std::size_t kNamedWords = sizeof(kNames) / sizeof(kNames[0]);
+};
+
 // Writes `ctx` as FlatContext::words(ctx.n_pes) words into `out`. `heap_bases` holds the n_pes
 // heap bases as host code reads them (ctx.peer_base may be device memory).
 inline void flatten(const Context& ctx, const std::uint64_t* heap_bases, std::int64_t* out) {

@@ -36,6 +36,16 @@ CONTROL_WORDS = {
     "failure_record": 12800,  # this PE's own failure record (context word failure_record)
 }
 
+# Word index in a team tensor (tx.team(rt, team), device/tessera/device/flat_context.hpp
+# FlatTeam) -> meaning. Pointers are addresses.
+TEAM_WORDS = {"start": 0, "stride": 1, "size": 2, "my_rank": 3, "workspace": 4,
+              "workspace_bytes": 5, "barrier_words": 6, "words": 8}
+
+# uint64 word index into a team's barrier words (C++ device::TeamBarrierWords, team.hpp; the
+# binding places them, python/src/team.cpp): the arrival counter every member adds to, this PE's
+# count of barriers entered, and member r's count of barriers entered at seen + r.
+TEAM_BARRIER = {"arrivals": 0, "entered": 8, "seen": 16}
+
 FAILURE_WORDS = {"state": 0, "code": 1, "kind": 2, "op": 3, "pe": 4, "args": 5, "arg_count": 6,
                  "words": 16}
 FAILURE_STATES = {"empty": 0, "writing": 1, "complete": 2}
@@ -49,12 +59,15 @@ FAILURE_KINDS = {
     "outside_heap": 6,
     "proxy_timeout": 7,  # the ring waits of _proxy.py
     "proxy_failed": 8,
+    "team_not_member": 10,  # the team barrier
+    "team_barrier_timeout": 11,
 }
 _OPS = ("translate", "load", "store", "put", "get", "atomic_add", "atomic_sub", "atomic_xchg",
         "atomic_cas", "atomic_and", "atomic_or", "atomic_xor", "atomic_min", "atomic_max",
-        "signal", "put_signal", "wait_until", "barrier", "fence", "quiet")
+        "signal", "put_signal", "wait_until", "barrier", "fence", "quiet", "test", "test_any",
+        "test_all", "wait_until_some", "p", "g", "test_some")
 FAILURE_OPS = {name: i for i, name in enumerate(_OPS)}
-_ROLES = ("pointer", "destination tile", "source tile", "signal")
+_ROLES = ("pointer", "destination tile", "source tile", "signal", "signals")
 FAILURE_ROLES = {name: i for i, name in enumerate(_ROLES)}
 
 CMP = {"eq": 0, "ne": 1, "gt": 2, "ge": 3, "lt": 4, "le": 5}
@@ -66,6 +79,7 @@ CONTEXT_FLAGS = {"checked": 1}
 LAYOUT = {
     **CONTEXT_WORDS,
     "control_words": CONTROL_WORDS,
+    "team_words": TEAM_WORDS,
     "failure_words": FAILURE_WORDS,
     "failure_states": FAILURE_STATES,
     "failure_codes": FAILURE_CODES,
@@ -95,6 +109,15 @@ ABORT_WORD = tl.constexpr(CONTROL_WORDS["abort_word"])
 BARRIER_SEEN = tl.constexpr(CONTROL_WORDS["barrier_seen"])
 BARRIER_SEEN_PES = tl.constexpr(CONTROL_WORDS["barrier_seen_pes"])
 
+TEAM_START = tl.constexpr(TEAM_WORDS["start"])
+TEAM_STRIDE = tl.constexpr(TEAM_WORDS["stride"])
+TEAM_SIZE = tl.constexpr(TEAM_WORDS["size"])
+TEAM_MY_RANK = tl.constexpr(TEAM_WORDS["my_rank"])
+TEAM_BARRIER_WORDS = tl.constexpr(TEAM_WORDS["barrier_words"])
+TEAM_BARRIER_ARRIVALS = tl.constexpr(TEAM_BARRIER["arrivals"])
+TEAM_BARRIER_ENTERED = tl.constexpr(TEAM_BARRIER["entered"])
+TEAM_BARRIER_SEEN = tl.constexpr(TEAM_BARRIER["seen"])
+
 REC_STATE = tl.constexpr(FAILURE_WORDS["state"])
 REC_CODE = tl.constexpr(FAILURE_WORDS["code"])
 REC_KIND = tl.constexpr(FAILURE_WORDS["kind"])
@@ -118,6 +141,8 @@ KIND_PE_NOT_MAPPED = tl.constexpr(FAILURE_KINDS["pe_not_mapped"])
 KIND_OUTSIDE_HEAP = tl.constexpr(FAILURE_KINDS["outside_heap"])
 KIND_PROXY_TIMEOUT = tl.constexpr(FAILURE_KINDS["proxy_timeout"])
 KIND_PROXY_FAILED = tl.constexpr(FAILURE_KINDS["proxy_failed"])
+KIND_TEAM_NOT_MEMBER = tl.constexpr(FAILURE_KINDS["team_not_member"])
+KIND_TEAM_BARRIER_TIMEOUT = tl.constexpr(FAILURE_KINDS["team_barrier_timeout"])
 
 OP_TRANSLATE = tl.constexpr(FAILURE_OPS["translate"])
 OP_LOAD = tl.constexpr(FAILURE_OPS["load"])
@@ -139,11 +164,19 @@ OP_WAIT_UNTIL = tl.constexpr(FAILURE_OPS["wait_until"])
 OP_BARRIER = tl.constexpr(FAILURE_OPS["barrier"])
 OP_FENCE = tl.constexpr(FAILURE_OPS["fence"])
 OP_QUIET = tl.constexpr(FAILURE_OPS["quiet"])
+OP_TEST = tl.constexpr(FAILURE_OPS["test"])
+OP_TEST_ANY = tl.constexpr(FAILURE_OPS["test_any"])
+OP_TEST_ALL = tl.constexpr(FAILURE_OPS["test_all"])
+OP_WAIT_UNTIL_SOME = tl.constexpr(FAILURE_OPS["wait_until_some"])
+OP_P = tl.constexpr(FAILURE_OPS["p"])
+OP_G = tl.constexpr(FAILURE_OPS["g"])
+OP_TEST_SOME = tl.constexpr(FAILURE_OPS["test_some"])
 
 ROLE_POINTER = tl.constexpr(FAILURE_ROLES["pointer"])
 ROLE_DESTINATION_TILE = tl.constexpr(FAILURE_ROLES["destination tile"])
 ROLE_SOURCE_TILE = tl.constexpr(FAILURE_ROLES["source tile"])
 ROLE_SIGNAL = tl.constexpr(FAILURE_ROLES["signal"])
+ROLE_SIGNALS = tl.constexpr(FAILURE_ROLES["signals"])
 
 ABORT_FAILED = tl.constexpr(ABORT_REASONS["failed"])
 CHECKED = tl.constexpr(CONTEXT_FLAGS["checked"])

@@ -1,5 +1,5 @@
-"""Loads, stores and tile copies on other PEs' heaps: translate, load, store, put, get, and the
-ordering calls fence and quiet.
+"""Loads, stores and tile copies on other PEs' heaps: translate, load, store, put, get, the
+one-element forms p and g, and the ordering calls fence and quiet.
 
 Pointers named `ptr`/`dst` (put) /`src` (get) are local heap pointers (into a symmetric tensor
 of this PE) naming the same object on `pe`; the other side of put/get is any local pointer
@@ -13,7 +13,7 @@ import triton.language as tl
 
 from . import _layout as L
 from . import _proxy
-from ._checks import and_mask, route
+from ._checks import and_mask, is_scalar, route
 from ._order import fence_system
 
 
@@ -65,6 +65,58 @@ def get(dst, src, pe, ctx, mask=None):
     tl.store(dst, tl.load(remote, mask=m), mask=m)
     if proxy:
         _proxy.proxy_get(dst, src, pe, ctx, mask)
+
+
+@triton.constexpr_function
+def _word_type(pointer_dtype):
+    """The integer type the proxy carries one element behind `pointer_dtype` as (32/64-bit
+    elements, by their bit pattern), or None when it carries no such element."""
+    return {4: tl.int32, 8: tl.int64}.get(pointer_dtype.element_ty.primitive_bitwidth // 8)
+
+
+@triton.constexpr_function
+def _has_word(pointer_dtype):
+    return _word_type(pointer_dtype) is not None
+
+
+@triton.jit
+def p(ptr, value, pe, ctx):
+    """Writes the one value `value` (cast to ptr's element type) to the element at local heap
+    pointer `ptr` (a scalar pointer) on `pe`: a store on a peer mapped here, an atomic-store
+    descriptor through the proxy (32/64-bit elements). Visible to `pe` as a put's data is: after
+    a later fence, quiet or signal (release) of this PE. Nothing is written after a failed
+    check (recorded)."""
+    tl.static_assert(is_scalar(ptr.shape), "p writes one element: use store or put for blocks")
+    WORDS: tl.constexpr = _has_word(ptr.dtype)
+    remote, direct, proxy = route(ptr, pe, ctx, None, L.OP_P, L.ROLE_POINTER, WORDS)
+    v = tl.cast(value, ptr.dtype.element_ty)
+    tl.store(remote, v, mask=direct)
+    if WORDS:
+        if proxy:
+            W: tl.constexpr = _word_type(ptr.dtype)
+            _proxy.proxy_atomic(ptr.to(tl.pointer_type(W), bitcast=True), v.to(W, bitcast=True),
+                                0, pe, ctx, None, AMO=_proxy.AMO_STORE, FETCH=False,
+                                FENCED=False, OP=L.OP_P)
+
+
+@triton.jit
+def g(ptr, pe, ctx):
+    """The one element at local heap pointer `ptr` (a scalar pointer) on `pe`: a load on a peer
+    mapped here, a fetching atomic load through the proxy (32/64-bit elements; g waits for the
+    value). It is what `pe` made visible before a release this PE acquired. Zero after a failed
+    check (recorded)."""
+    tl.static_assert(is_scalar(ptr.shape), "g reads one element: use load or get for blocks")
+    WORDS: tl.constexpr = _has_word(ptr.dtype)
+    remote, direct, proxy = route(ptr, pe, ctx, None, L.OP_G, L.ROLE_POINTER, WORDS)
+    value = tl.load(remote, mask=direct, other=0)
+    if WORDS:
+        if proxy:
+            W: tl.constexpr = _word_type(ptr.dtype)
+            word = _proxy.proxy_atomic(ptr.to(tl.pointer_type(W), bitcast=True), 0, 0, pe, ctx,
+                                       None, AMO=_proxy.AMO_LOAD, FETCH=True, FENCED=False,
+                                       OP=L.OP_G)
+            value = word.to(ptr.dtype.element_ty, bitcast=True)
+    return value
 
 
 @triton.jit

@@ -84,10 +84,32 @@ def test_atomic_through_a_scalar_pointer(rt, ctx, op):
     run_atomic(rt, ctx, op, "int64", scalar=True)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", ["add", "cas"])
-def test_atomic_on_float32(rt, ctx, op):
+def test_atomic_on_floats(rt, ctx, op, dtype):
     """(Triton's interpreter has no float atomic_xchg.)"""
     right, left = neighbours(rt)
     if rt.transport(right) == "proxy":
         pytest.skip("the proxy carries integer atomics only (as C++ AtomicWord)")
-    run_atomic(rt, ctx, op, "float32")
+    run_atomic(rt, ctx, op, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("sem", ["relaxed", "acq_rel"])
+def test_float_atomic_add_from_every_mapped_pe_loses_no_update(rt, ctx, dtype, sem):
+    """Every PE adds (its PE + 1) / 4, 20 times, to every element of every PE mapped here, all at
+    once: each element ends as the exact sum (quarters add exactly in both widths)."""
+    a, a_t = sym(rt, N, dtype)
+    peers = [pe for pe in range(rt.n_pes) if rt.transport(pe) != "proxy"]
+    rounds = 20
+    val = torch.from_numpy(np.full(N, (rt.pe + 1) / 4, dtype))
+    old = torch.zeros(N, dtype=a_t.dtype)
+    rt.barrier()
+    for _ in range(rounds):
+        for pe in peers:
+            atomic[(1, )](a_t, val, val, old, pe, ctx, N, N=N, OP="add", SEM=sem, SCALAR=False)
+    rt.barrier()
+    # The PEs mapped here are this PE's node, and they all map each other.
+    want = rounds * sum((pe + 1) / 4 for pe in peers)
+    assert (a_t.numpy() == want).all(), (a_t, want)
+    rt.barrier()

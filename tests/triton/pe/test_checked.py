@@ -13,7 +13,8 @@ import triton.language as tl
 import tessera
 import tessera.triton as tx
 from conftest import mapped, neighbours, sym
-from tx_kernels import atomic, load_store, signal_wait, tile_copy
+from tx_kernels import (atomic, load_store, one_element, signal_tests, signal_wait,
+                        tile_copy, wait_some)
 
 
 @pytest.fixture(scope="module")
@@ -160,4 +161,87 @@ def test_accesses_inside_the_heap_pass_the_checks(rt, ctx):
     tile_copy[(1, )](dst_t, src_t, right, ctx, 4, 8, 8, 8, R=4, C=8, GET=False)
     rt.barrier()
     assert (dst_t == left + 0.5).all()
+    rt.barrier()
+
+
+def cpp_wait_outside_the_heap(rt, sig):
+    """The C++ checked-mode message of a wait on `sig` (outside the heap), without its call."""
+    cpp = raised(lambda: rt.wait_until(sig, ">=", 1))
+    assert cpp.message.startswith(f"wait_until on PE {rt.pe}: signal [")
+    return cpp.message[len("wait_until"):]
+
+
+def test_tests_of_signals_outside_the_heap_read_as_the_cpp_wait(rt, ctx):
+    """test, test_all and test_any each name themselves and the whole block's span ("signals",
+    as the C++ calls on arrays say); the first of them is the one recorded."""
+    sigs = torch.ones(8, dtype=torch.uint64)  # process memory, not the heap
+    tail = cpp_wait_outside_the_heap(rt, sigs[:1])
+    out = torch.full((11, ), -5, dtype=torch.int64)
+    signal_tests[(1, )](sigs, 1, out, ctx, 8, N=8, CMP=tx.EQ)
+    e = raised(lambda: tx.check(rt))
+    assert isinstance(e, tessera.InvalidArgumentError)
+    block = tail.replace("signal [", "signals [").replace("+8 bytes", "+64 bytes")
+    assert e.message == "test" + block, (e.message, tail)
+    # Nothing was read: every test says false, test_any NPOS.
+    assert list(out.numpy()) == [0] * 8 + [0, 0, -1]
+    for n, name in [(1, "test_all"), (2, "test_any")]:
+        one = torch.full((11, ), -5, dtype=torch.int64)
+        check_only[(1, )](sigs, one, ctx, n)
+        e = raised(lambda: tx.check(rt))
+        assert e.message == name + block, (e.message, tail)
+    rt.barrier()
+
+
+@triton.jit
+def check_only(sigs, out, ctx, WHICH: tl.constexpr):
+    offs = tl.arange(0, 8)
+    if WHICH == 1:
+        tl.store(out, tx.test_all(sigs + offs, tx.EQ, 1, ctx).to(tl.int64))
+    else:
+        tl.store(out, tx.test_any(sigs + offs, tx.EQ, 1, ctx).to(tl.int64))
+
+
+def test_wait_until_some_on_signals_outside_the_heap_returns_0_at_once(rt, ctx):
+    sigs = torch.ones(8, dtype=torch.uint64)
+    tail = cpp_wait_outside_the_heap(rt, sigs[:1])
+    status = torch.zeros(8, dtype=torch.int32)
+    indices = torch.full((8, ), -1, dtype=torch.int64)
+    count = torch.full((1, ), -5, dtype=torch.int32)
+    wait_some[(1, )](sigs, status, indices, count, 1, ctx, 8, N=8, CMP=tx.GE)
+    e = raised(lambda: tx.check(rt))
+    assert e.message == "wait_until_some" + tail.replace("signal [", "signals [").replace(
+        "+8 bytes", "+64 bytes")
+    assert count.item() == 0 and (status == 0).all() and (indices == -1).all()
+    rt.barrier()
+
+
+@pytest.mark.parametrize("get", [False, True], ids=["p", "g"])
+def test_p_and_g_outside_the_heap_are_suppressed(rt, ctx, get):
+    right, left = neighbours(rt)
+    words = torch.full((2, ), 7, dtype=torch.int64)
+    out = torch.full((1, ), 9, dtype=torch.int64)
+    one_element[(1, )](words, out, out, right, ctx, GET=get)
+    e = raised(lambda: tx.check(rt))
+    assert isinstance(e, tessera.InvalidArgumentError)
+    name = "g" if get else "p"
+    assert e.message.startswith(f"{name} on PE {rt.pe}: pointer [address "), e.message
+    assert e.message.endswith(f"(outside the heap), +8 bytes) is not inside the symmetric heap "
+                              f"of {rt.heap_size} bytes"), e.message
+    assert (words == 7).all()
+    assert out.item() == (0 if get else 9)
+    rt.barrier()
+
+
+@pytest.mark.parametrize("get", [False, True], ids=["p", "g"])
+def test_p_and_g_of_two_byte_elements_need_a_mapped_peer(rt, ctx, get):
+    right, left = neighbours(rt)
+    if mapped(rt, right):
+        pytest.skip("every peer is mapped here (one node)")
+    a, a_t = sym(rt, 2, "float16", 1.0)
+    out = torch.zeros(1, dtype=torch.float16)
+    one_element[(1, )](a_t, out, out, right, ctx, GET=get)
+    e = raised(lambda: tx.check(rt))
+    assert isinstance(e, tessera.TransportError)
+    name = "g" if get else "p"
+    assert e.message.startswith(f"{name} on PE {rt.pe}: PE {right}'s heap is not mapped here")
     rt.barrier()

@@ -8,7 +8,7 @@ import torch
 import tessera
 import tessera.triton as tx
 from conftest import mapped, neighbours, rng_of, sym
-from tx_kernels import load_store, tile_copy, translate
+from tx_kernels import load_store, one_element, tile_copy, translate
 
 R, C = 4, 8
 LD = 11  # rows of the big arrays: a strided tile inside them
@@ -96,4 +96,53 @@ def test_store_writes_the_masked_values_on_the_peer(rt, ctx):
     rt.barrier()
     want = np.where(np.arange(16) < 9, np.arange(16) + 100 * left, -1)
     assert np.array_equal(a_t.numpy(), want)
+    rt.barrier()
+
+
+# p and g: one element by value. 1- and 2-byte elements need a mapped peer (the proxy carries
+# 32/64-bit words).
+ONE_ELEMENT_DTYPES = ["int32", "uint32", "int64", "uint64", "float32", "float64", "int8",
+                      "float16"]
+
+
+def one_value(pe, dtype):
+    """The value PE `pe` writes with p: exact in every dtype above, and differs per PE."""
+    v = -3 - 2 * pe if np.dtype(dtype).kind == "i" else 5 + 2 * pe
+    if np.dtype(dtype).kind == "f":
+        v += 0.5
+    return np.array([v], dtype)
+
+
+def needs_mapping(rt, pe, dtype):
+    return np.dtype(dtype).itemsize < 4 and not mapped(rt, pe)
+
+
+@pytest.mark.parametrize("dtype", ONE_ELEMENT_DTYPES)
+def test_p_writes_one_value_on_the_peer(rt, ctx, dtype):
+    """Each PE p's its value into element 3 of its right neighbour's array; the others stay."""
+    right, left = neighbours(rt)
+    if needs_mapping(rt, right, dtype) or needs_mapping(rt, left, dtype):
+        pytest.skip(f"{dtype} elements need a mapped peer (the proxy carries 32/64-bit words)")
+    a, a_t = sym(rt, 8, dtype, 1)
+    rt.barrier()
+    one_element[(1, )](a_t[3:], torch.from_numpy(one_value(rt.pe, dtype)), a_t, right, ctx,
+                       GET=False)
+    rt.barrier()
+    want = np.ones(8, dtype)
+    want[3] = one_value(left, dtype)[0]
+    assert np.array_equal(a_t.numpy(), want), a_t
+    rt.barrier()
+
+
+@pytest.mark.parametrize("dtype", ONE_ELEMENT_DTYPES)
+def test_g_reads_one_value_of_the_peer(rt, ctx, dtype):
+    right, left = neighbours(rt)
+    if needs_mapping(rt, right, dtype):
+        pytest.skip(f"{dtype} elements need a mapped peer (the proxy carries 32/64-bit words)")
+    a, a_t = sym(rt, 8, dtype, 1)
+    a_t[5] = torch.from_numpy(one_value(rt.pe, dtype))[0]
+    out = torch.zeros(1, dtype=a_t.dtype)
+    rt.barrier()
+    one_element[(1, )](a_t[5:], out, out, right, ctx, GET=True)
+    assert out.numpy()[0] == one_value(right, dtype)[0]
     rt.barrier()

@@ -167,6 +167,103 @@ def message_passing(inbox, staging, arrived, acked, bad, rounds, peer, ctx, R: t
     tl.store(bad, violations)
 
 
+@triton.jit
+def signal_tests(sigs, value, out, ctx, n, N: tl.constexpr, CMP: tl.constexpr):
+    """out[i] = test(sigs[i]) for the block sigs[:N]; out[N] = test of the scalar sigs[0];
+    out[N + 1] = test_all and out[N + 2] = test_any over the block masked to its first n."""
+    offs = tl.arange(0, N)
+    m = offs < n
+    tl.store(out + offs, tx.test(sigs + offs, CMP, value, ctx).to(tl.int64))
+    tl.store(out + N, tx.test(sigs, CMP, value, ctx).to(tl.int64))
+    tl.store(out + N + 1, tx.test_all(sigs + offs, CMP, value, ctx, mask=m).to(tl.int64))
+    tl.store(out + N + 2, tx.test_any(sigs + offs, CMP, value, ctx, mask=m).to(tl.int64))
+
+
+@triton.jit
+def signal_each(sigs, order, value, pe, ctx, n):
+    """Signals (set) value into sigs[order[k]] on pe for k < n, one after another, then quiet
+    (delivered through the proxy too)."""
+    for k in range(0, n):
+        tx.signal(sigs + tl.load(order + k), value, tx.SET, pe, ctx)
+    tx.quiet(ctx)
+
+
+@triton.jit
+def wait_some(sigs, status, indices, count, value, ctx, n, N: tl.constexpr, CMP: tl.constexpr):
+    """count[0] = wait_until_some over sigs[:N] masked to its first n (status, indices alike)."""
+    offs = tl.arange(0, N)
+    c = tx.wait_until_some(sigs + offs, status + offs, indices + offs, CMP, value, ctx,
+                           mask=offs < n)
+    tl.store(count, c)
+
+
+@triton.jit
+def sweep_signals(sigs, status, indices, count, value, ctx, n, N: tl.constexpr,
+                     CMP: tl.constexpr, ANY: tl.constexpr):
+    """count[0] = test_some over sigs[:N] masked to its first n (ANY: test_any with status, its
+    index in count[0])."""
+    offs = tl.arange(0, N)
+    if ANY:
+        c = tx.test_any(sigs + offs, CMP, value, ctx, mask=offs < n, status=status + offs)
+    else:
+        c = tx.test_some(sigs + offs, status + offs, indices + offs, CMP, value, ctx,
+                         mask=offs < n)
+    tl.store(count, c)
+
+
+@triton.jit
+def drain(sigs, status, indices, calls, value, ctx, N: tl.constexpr):
+    """Calls wait_until_some(sigs[:N] >= value) until all N were found, appending each call's
+    indices to indices[] and its count to calls[] (a count of 0, a failed wait, ends it)."""
+    offs = tl.arange(0, N)
+    total = 0
+    k = 0
+    while total < N:
+        c = tx.wait_until_some(sigs + offs, status + offs, indices + total + offs, tx.GE, value,
+                               ctx)
+        tl.store(calls + k, c)
+        k += 1
+        total += c
+        if c == 0:
+            total = N
+    tl.store(calls + k, -1)
+
+
+@triton.jit
+def one_element(ptr, value, out, pe, ctx, GET: tl.constexpr):
+    """GET: out[0] = g(ptr, pe); else p(ptr, value[0], pe), then quiet."""
+    if GET:
+        tl.store(out, tx.g(ptr, pe, ctx))
+    else:
+        tx.p(ptr, tl.load(value), pe, ctx)
+        tx.quiet(ctx)
+
+
+@triton.jit
+def team_barrier_rounds(slots, bad, rounds, ctx, team):
+    """barrier_rounds over the members of `team` (tx.team): before team barrier i each member
+    signals i + 1 into its slot (by team rank, parity i % 2) on every member; after it counts
+    the member slots that do not hold i + 1 into bad[0]."""
+    start = tl.load(team + 0)
+    stride = tl.load(team + 1)
+    size = tl.load(team + 2)
+    me = tl.load(team + 3)
+    wrong = tl.cast(0, tl.int64)
+    for i in range(0, rounds):
+        half = slots + (i % 2) * size
+        for r in range(0, size):
+            tx.signal(half + me, i + 1, tx.SET, start + r * stride, ctx)
+        tx.barrier(ctx, team)
+        for r in range(0, size):
+            wrong += (tl.load(half + r) != i + 1).to(tl.int64)
+    tl.store(bad, wrong)
+
+
+@triton.jit
+def team_barrier_once(ctx, team):
+    tx.barrier(ctx, team)
+
+
 COMPILE_CHECKS = [
     dict(kernel=tile_copy,
          signature={"dst": "*fp32", "src": "*fp32", "pe": "i32", "ctx": "*i64", "rows": "i32",

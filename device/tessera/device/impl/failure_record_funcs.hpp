@@ -14,8 +14,61 @@
 #include "tessera/device/order.hpp"
 #include "tessera/device/proxy.hpp"
 #include "tessera/device/signal.hpp"
+#include "tessera/device/team.hpp"
 
 namespace tessera::device::detail {
+
+// "<what> on team (start a, stride b, size c) on PE p", the way the team barrier names itself.
+TESSERA_COLD inline void name_team_call(Message& m, const Context& ctx, const char* what,
+                                        const std::uint64_t* a) {
+  m << what << " on team (start " << static_cast<std::int64_t>(a[0]) << ", stride "
+    << static_cast<std::int64_t>(a[1]) << ", size " << static_cast<std::int64_t>(a[2]) << ") on PE "
+    << ctx.my_pe;
+}
+
+// A team_not_member record (start, stride, size, my_rank, has barrier words): the message of the
+// C++ team barrier's entry check.
+TESSERA_COLD inline void describe_team_not_member(Message& m, const Context& ctx, const char* what,
+                                                  const std::uint64_t* a) {
+  name_team_call(m, ctx, what, a);
+  m << ": ";
+  if (a[4] == 0) {
+    m << "the team has no workspace for its barrier words (make it with team_world, team_node "
+         "or team_split_strided)";
+  } else {
+    m << "this PE is not a member of the team (my_rank " << static_cast<std::int64_t>(a[3])
+      << "); only members call it";
+  }
+}
+
+// A team_barrier_timeout record (n, arrivals seen, start, stride, size, barrier words): the
+// message of the C++ team barrier's timeout, naming the members that have not entered barrier n
+// (their seen words, kSeen = 16 words into the barrier words, as the C++ TeamBarrierWords).
+TESSERA_COLD inline void describe_team_barrier_record(Message& m, const Context& ctx,
+                                                      const char* what, const std::uint64_t* a) {
+  const std::uint64_t n = a[0], seen = a[1];
+  const Team team{static_cast<int>(a[2]), static_cast<int>(a[3]), static_cast<int>(a[4])};
+  const auto* words = reinterpret_cast<const std::uint64_t*>(a[5]);
+  name_team_call(m, ctx, what, &a[2]);
+  m << " timed out after " << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000)
+    << " ms in barrier #" << n << ": arrival counter (team workspace, heap offset "
+    << static_cast<std::uint64_t>(ctx.heap_offset(words))
+    << ") awaited (value >= " << n * static_cast<std::uint64_t>(team.size) << "), saw " << seen
+    << "; not yet entered by PE";
+  int listed = 0;
+  for (int r = 0; r < team.size; ++r) {
+    const std::uint64_t entered =
+        platform::atomic_load(words + 16 + r, Sem::relaxed, Scope::system);
+    if (entered >= n) continue;
+    if (listed < 16) {
+      m << (listed == 0 ? " " : ", ") << team.pe(r) << " (team rank " << r << ", at #" << entered
+        << ")";
+    }
+    ++listed;
+  }
+  if (listed > 16) m << " and " << (listed - 16) << " more";
+  if (listed == 0) m << " none (their arrivals are still in flight)";
+}
 
 // Writes the diagnostic of the complete record `rec` (FailureRecord::kWords words) of the PE of
 // `ctx` into `m` and its code into `code`. False, with a description of what is wrong, when the
@@ -79,6 +132,14 @@ TESSERA_COLD inline bool describe_failure_record(Message& m, const Context& ctx,
       } else {
         m << what << " on PE " << ctx.my_pe << ": the network proxy failed";
       }
+      return true;
+    case FailureKind::team_not_member:
+      code = FailureCode::invalid_argument;
+      describe_team_not_member(m, ctx, what, a);
+      return true;
+    case FailureKind::team_barrier_timeout:
+      code = FailureCode::timeout;
+      describe_team_barrier_record(m, ctx, what, a);
       return true;
   }
   m << what << " on PE " << ctx.my_pe << ": failure record of unknown kind " << rec[R::kKind]
