@@ -117,6 +117,7 @@ nb::dict triton_context_layout() {
   kinds["outside_heap"] = static_cast<std::uint64_t>(FailureKind::outside_heap);
   kinds["proxy_timeout"] = static_cast<std::uint64_t>(FailureKind::proxy_timeout);
   kinds["proxy_failed"] = static_cast<std::uint64_t>(FailureKind::proxy_failed);
+  kinds["misaligned"] = static_cast<std::uint64_t>(FailureKind::misaligned);
   kinds["team_not_member"] = static_cast<std::uint64_t>(FailureKind::team_not_member);
   kinds["team_barrier_timeout"] = static_cast<std::uint64_t>(FailureKind::team_barrier_timeout);
   d["failure_kinds"] = kinds;

@@ -59,6 +59,7 @@ FAILURE_KINDS = {
     "outside_heap": 6,
     "proxy_timeout": 7,  # the ring waits of _proxy.py
     "proxy_failed": 8,
+    "misaligned": 9,  # C++ checked mode's misaligned word (Triton kernels do not check alignment)
     "team_not_member": 10,  # the team barrier
     "team_barrier_timeout": 11,
 }
