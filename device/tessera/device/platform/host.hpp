@@ -149,6 +149,13 @@ TESSERA_HOST_DEVICE inline int thread_in_block() { return 0; }
 TESSERA_HOST_DEVICE inline void warp_sync() {}
 TESSERA_HOST_DEVICE inline void block_sync() {}
 
+// --- group broadcast (the waits return one result in every thread of their group) ---
+
+// The value lane 0 holds, in every lane of the warp (and a warp_sync); one lane here.
+TESSERA_HOST_DEVICE inline std::uint64_t warp_broadcast(std::uint64_t v) { return v; }
+// The value thread 0 holds, in every thread of the block (and a block_sync); one thread here.
+TESSERA_HOST_DEVICE inline std::uint64_t block_broadcast(std::uint64_t v) { return v; }
+
 // --- bulk copies (the caller splits work among a group's threads) ---
 
 // Copies `bytes` between non-overlapping ranges with the widest accesses the target offers.
