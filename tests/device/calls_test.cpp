@@ -272,12 +272,12 @@ TEST(Calls, ScalarPAndGMoveOneValueOfEveryWidth) {
 
 // --- float atomics ---
 
-// Every PE adds to every PE's float and double words 200 times (values exact in binary, so the
-// sum is exact whatever the order); fetch_add's results are distinct partial sums.
+// Every PE adds to the float and double words of every PE whose heap it maps (all of them, but
+// under the fabric suites, which split the PEs into nodes) 200 times, values exact in binary so
+// the sum is exact whatever the order; fetch_add's results are partial sums below the total.
 TEST(Calls, FloatAndDoubleAtomicAddsSumExactlyAcrossPes) {
   on_pes(4, [](Runtime& rt) {
     const auto ctx = rt.device_context();
-    const int n = rt.n_pes();
     auto words = rt.alloc<double>(2);  // [0]: the double sum; [1]: holds the float
     auto* f = reinterpret_cast<float*>(&words[1]);
     words[0] = 0;
@@ -285,9 +285,13 @@ TEST(Calls, FloatAndDoubleAtomicAddsSumExactlyAcrossPes) {
     rt.barrier();
     constexpr int kAdds = 200;
     std::vector<double> before;
+    int mapped_peers = 0;  // the same from both sides: mapping follows the node
+    for (int p = 0; p < ctx.n_pes; ++p)
+      if (p != ctx.my_pe && ctx.is_mapped(p)) ++mapped_peers;
     run_kernel<td::Block>(rt, [&, ctx](td::Block) {
       for (int i = 0; i < kAdds; ++i) {
         for (int p = 0; p < ctx.n_pes; ++p) {
+          if (!ctx.is_mapped(p)) continue;
           td::atomic_add(ctx, f, 0.5f, p);
           before.push_back(td::atomic_fetch_add(ctx, &words[0], 0.25, p));
         }
@@ -298,12 +302,31 @@ TEST(Calls, FloatAndDoubleAtomicAddsSumExactlyAcrossPes) {
       }
     });
     rt.barrier();
-    const double adds = static_cast<double>(kAdds) * (n + 1);
+    const double adds = static_cast<double>(kAdds) * (mapped_peers + 2);
     EXPECT_EQ(*f, static_cast<float>(0.5 * adds));
     EXPECT_EQ(words[0], 0.25 * adds);
     for (double b : before) {
       EXPECT_GE(b, 0.0);
       EXPECT_LT(b, 0.25 * adds);
+    }
+    rt.barrier();
+  });
+}
+
+// Under the fabric suites (PEs split into nodes), a float add to a peer on another node is
+// refused by name; with every peer mapped there is nothing to refuse.
+TEST(Calls, FloatAddToAPeerBehindTheNetworkProxyIsRefused) {
+  on_pes(4, [](Runtime& rt) {
+    const auto ctx = rt.device_context();
+    auto word = rt.alloc<float>(1);
+    float* w = word.get();
+    for (int p = 0; p < ctx.n_pes; ++p) {
+      if (!ctx.via_proxy(p)) continue;
+      launch(rt.stream(), 1, [=](td::Block) { td::atomic_add(ctx, w, 1.0f, p); });
+      Error e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
+      EXPECT_THAT(e.message(),
+                  HasSubstr("atomic_add on PE " + std::to_string(ctx.my_pe) + ": PE " +
+                            std::to_string(p) + " is reached through the network proxy"));
     }
     rt.barrier();
   });
