@@ -49,8 +49,9 @@ TESSERA_KERNEL_CODE inline void signal(const Context& ctx, std::uint64_t* sig, s
                                        Scope scope = Scope::system);
 
 // Every wait takes its group first (Thread for one thread alone): all threads of `g` call it
-// together and it returns in all of them with the same result. Only the group's first thread
-// polls memory; with Sem::acquire the whole group then sees every write the signaller released.
+// together and it returns in all of them with the same result. The group's first thread polls
+// (wait_until_all shares its signals among the group's threads); with Sem::acquire the whole
+// group then sees every write the signaller released.
 // Every wait gives up after ctx.timeout_ns (0: never) with a timeout failure naming this PE, the
 // signal's heap offset, the comparison and the value seen. Tests (test, test_any, test_some,
 // test_all) never block: one thread calls them alone, so they take no group.

@@ -185,6 +185,13 @@ TESSERA_HOST_DEVICE inline void copy_word_relaxed(void* dst, const void* src) {
 // loop where the CPU has no float add).
 inline constexpr bool kFloatAtomicAdd = true;
 
+// Float and double adds (device atomic_add / atomic_fetch_add) are std::atomic_ref's
+// compare-exchange loop on the value's bits; across PE processes that needs lock-free, so
+// address-free, atomics of those sizes.
+static_assert(std::atomic_ref<float>::is_always_lock_free &&
+                  std::atomic_ref<double>::is_always_lock_free,
+              "float atomics across PE processes need lock-free atomics");
+
 }  // namespace tessera::device::platform
 
 #endif  // !TESSERA_DEVICE_COMPILE
