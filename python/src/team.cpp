@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessera/device/flat_context.hpp"
+#include "tessera/device/team.hpp"
 
 namespace tessera::python {
 
@@ -28,18 +29,6 @@ int make_team(RuntimeState& state, Make&& make) {
   return static_cast<int>(state.teams.size()) - 1;
 }
 
-// Where the barrier words of a team lie: the last bytes of its workspace, laid out as
-// device::TeamBarrierWords of the C++ device team barrier (issue 17's device teams; until that
-// header is merged here this mirrors its kArrivals / kEntered / kSeen and bytes_for).
-struct TeamBarrierLayout {
-  static constexpr std::size_t kArrivals = 0;
-  static constexpr std::size_t kEntered = 8;
-  static constexpr std::size_t kSeen = 16;
-  static constexpr std::size_t bytes_for(int team_size) {
-    return ((kSeen + static_cast<std::size_t>(team_size)) * 8 + 63) / 64 * 64;
-  }
-};
-
 std::int64_t address(const void* p) {
   return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p));
 }
@@ -54,11 +43,8 @@ std::vector<std::int64_t> flat_team(const Team& t) {
   w[FlatTeam::kMyRank] = t.my_rank;
   w[FlatTeam::kWorkspace] = address(t.workspace);
   w[FlatTeam::kWorkspaceBytes] = static_cast<std::int64_t>(t.workspace_bytes);
-  const std::size_t need = TeamBarrierLayout::bytes_for(t.size);
-  if (t.workspace != nullptr && t.workspace_bytes >= need) {
-    w[FlatTeam::kBarrierWords] =
-        address(static_cast<const unsigned char*>(t.workspace) + t.workspace_bytes - need);
-  }
+  // The C++ device team barrier's words (device::TeamBarrierWords): Triton's barrier uses them.
+  w[FlatTeam::kBarrierWords] = address(device::TeamBarrierWords::words(t));
   return w;
 }
 

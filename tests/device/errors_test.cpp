@@ -168,8 +168,9 @@ TEST(DeviceErrors, WaitUntilAllAndAnyTimeOutNamingTheirSignals) {
           auto pad = rt.alloc<std::uint64_t>(3);
           std::uint64_t* sigs = pad.get();
           if (any) {
-            launch(rt.stream(), 1,
-                   [=](td::Block) { (void)td::wait_until_any(ctx, sigs, 3, td::Cmp::gt, 0); });
+            launch(rt.stream(), 1, [=](td::Block) {
+              (void)td::wait_until_any(td::Thread{}, ctx, sigs, 3, td::Cmp::gt, 0);
+            });
             Error e = expect_error(ErrorCode::timeout, [&] { rt.stream().synchronize(); });
             EXPECT_THAT(e.message(), AllOf(HasSubstr("wait_until_any"),
                                            HasSubstr("none of 3 signals"), HasSubstr("saw 0 0 0")));

@@ -127,8 +127,8 @@ TYPED_TEST(Signal, WaitUntilAllAndAnySeeTheRightSignals) {
       run_kernel<G>(rt, [&, ctx](G) { td::signal(ctx, &any[2], 1, td::SignalOp::add, 0); });
     } else if (rt.pe() == 0) {
       std::size_t which = 99;
-      run_kernel<G>(rt,
-                    [&, ctx](G) { which = td::wait_until_any(ctx, any.get(), 4, td::Cmp::ne, 0); });
+      run_kernel<G>(
+          rt, [&, ctx](G g) { which = td::wait_until_any(g, ctx, any.get(), 4, td::Cmp::ne, 0); });
       EXPECT_EQ(which, 2u);
       EXPECT_EQ(td::signal_fetch(&any[2]), 1u);
     }

@@ -39,7 +39,7 @@ TESSERA_KERNEL_CODE void signal_calls(G g, const td::Context& ctx, std::uint64_t
   if (g.rank() == 0) {
     td::signal(ctx, sigs, 3, td::SignalOp::add, pe);
     td::signal(ctx, sigs, 3, td::SignalOp::set, pe, td::Sem::relaxed, td::Scope::device);
-    (void)td::wait_until_any(ctx, sigs, 4, td::Cmp::ne, 0);
+    (void)td::wait_until_any(td::Thread{}, ctx, sigs, 4, td::Cmp::ne, 0);
     (void)td::signal_fetch(sigs);
   }
 }
@@ -172,5 +172,85 @@ __global__ void grid_sync_kernel(td::Context ctx, std::uint64_t* out) {
 template __global__ void team_kernel<td::Thread>(td::Context, td::Team, td::Team, int*);
 template __global__ void team_kernel<td::Warp>(td::Context, td::Team, td::Team, int*);
 template __global__ void team_kernel<td::Block>(td::Context, td::Team, td::Team, int*);
+// --- Device API II calls (issue #17, H-calls): pointer/byte/scalar RMA, float atomics, waits
+// that return values, status-masked waits and the tests ---
+
+template <class G, class T>
+TESSERA_KERNEL_CODE void rma_form_calls(G g, const td::Context& ctx, T* heap, std::uint64_t* sig,
+                                        int pe) {
+  td::put(g, ctx, heap, heap + 64, 7, pe);
+  td::get(g, ctx, heap, heap + 64, 7, pe);
+  td::put_nbi(g, ctx, heap, heap + 64, 1, pe);
+  td::get_nbi(g, ctx, heap, heap + 64, 33, pe);
+  td::putmem(g, ctx, heap, heap + 64, 13, pe);
+  td::getmem(g, ctx, heap, heap + 64, 13, pe);
+  td::putmem_nbi(g, ctx, heap, heap + 64, 5, pe);
+  td::getmem_nbi(g, ctx, heap, heap + 64, 5, pe);
+  td::put_signal(g, ctx, heap, heap + 64, 9, sig, 1, td::SignalOp::set, pe);
+  td::put_signal_nbi(g, ctx, heap, heap + 64, 9, sig, 1, td::SignalOp::add, pe);
+  if (g.rank() == 0) {
+    td::p(ctx, heap, td::g(ctx, heap + 1, pe), pe);
+  }
+  td::quiet(g, ctx);
+}
+
+template <class G>
+TESSERA_KERNEL_CODE std::uint64_t wait_calls(G g, const td::Context& ctx, std::uint64_t* sigs,
+                                             int* status, std::size_t* indices) {
+  std::uint64_t r = td::wait_until(g, ctx, sigs, td::Cmp::ge, 1);
+  r += td::wait_until_any(g, ctx, sigs, 4, td::Cmp::ne, 0);
+  r += td::wait_until_any(g, ctx, sigs, 4, status, td::Cmp::ne, 0, td::Sem::relaxed);
+  r += td::wait_until_some(g, ctx, sigs, 4, status, indices, td::Cmp::ge, 2);
+  if (g.rank() == 0) {
+    r += td::test(ctx, sigs, td::Cmp::eq, 3) ? 1 : 0;
+    r += td::test_any(ctx, sigs, 4, td::Cmp::gt, 0);
+    r += td::test_any(ctx, sigs, 4, status, td::Cmp::gt, 0);
+    r += td::test_some(ctx, sigs, 4, status, indices, td::Cmp::gt, 0);
+    r += td::test_all(ctx, sigs, 4, td::Cmp::ge, 1, td::Sem::relaxed) ? 1 : 0;
+    td::Epoch e;
+    r += e.advance(3);
+  }
+  return r;
+}
+
+template <class T>
+TESSERA_KERNEL_CODE T float_atomic_calls(const td::Context& ctx, T* word, int pe) {
+  td::atomic_add(ctx, word, T{1}, pe);
+  td::atomic_add(ctx, word, T{1}, pe, td::Sem::relaxed, td::Scope::device);
+  T r = td::atomic_fetch_add(ctx, word, T{2}, pe);
+  r += td::atomic_fetch_add(ctx, word, T{2}, pe, td::Sem::release, td::Scope::block);
+  return r;
+}
+
+template <class G, class T>
+__global__ void rma_form_kernel(td::Context ctx, T* heap, std::uint64_t* sig, int pe) {
+  rma_form_calls(make_group<G>(), ctx, heap, sig, pe);
+}
+
+template <class G>
+__global__ void wait_kernel(td::Context ctx, std::uint64_t* sigs, int* status, std::size_t* indices,
+                            std::uint64_t* out) {
+  const std::uint64_t r = wait_calls(make_group<G>(), ctx, sigs, status, indices);
+  if (threadIdx.x == 0) out[blockIdx.x] = r;
+}
+
+template <class T>
+__global__ void float_atomic_kernel(td::Context ctx, T* word, int pe, T* out) {
+  *out = float_atomic_calls(ctx, word, pe);
+}
+
+template __global__ void rma_form_kernel<td::Thread, std::uint8_t>(td::Context, std::uint8_t*,
+                                                                   std::uint64_t*, int);
+template __global__ void rma_form_kernel<td::Warp, float>(td::Context, float*, std::uint64_t*, int);
+template __global__ void rma_form_kernel<td::Block, double>(td::Context, double*, std::uint64_t*,
+                                                            int);
+template __global__ void wait_kernel<td::Thread>(td::Context, std::uint64_t*, int*, std::size_t*,
+                                                 std::uint64_t*);
+template __global__ void wait_kernel<td::Warp>(td::Context, std::uint64_t*, int*, std::size_t*,
+                                               std::uint64_t*);
+template __global__ void wait_kernel<td::Block>(td::Context, std::uint64_t*, int*, std::size_t*,
+                                                std::uint64_t*);
+template __global__ void float_atomic_kernel<float>(td::Context, float*, int, float*);
+template __global__ void float_atomic_kernel<double>(td::Context, double*, int, double*);
 
 }  // namespace tessera::device_headers_compile

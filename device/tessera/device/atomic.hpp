@@ -1,6 +1,6 @@
-// Remote atomics on 32- and 64-bit integers in the symmetric heap: `dst` is a local heap address
-// naming the word at the same offset on `pe`. Called by one thread each. Every call is one
-// indivisible access to that word, ordered for the caller's other accesses by `sem` and
+// Remote atomics on 32- and 64-bit integers (and float/double add) in the symmetric heap: `dst` is
+// a local heap address naming the word at the same offset on `pe`. Called by one thread each. Every
+// call is one indivisible access to that word, ordered for the caller's other accesses by `sem` and
 // promised to the threads of `scope`; cross-PE use needs Scope::system (the default; checked
 // mode reports a narrower scope on a remote PE).
 #pragma once
@@ -19,6 +19,13 @@ template <class T>
 concept AtomicWord = std::same_as<T, std::int32_t> || std::same_as<T, std::uint32_t> ||
     std::same_as<T, std::int64_t> || std::same_as<T, std::uint64_t>;
 
+// The types atomic_add and atomic_fetch_add take: the integer words, float and double. Float
+// adds are native where the target has them (CUDA sm_60+; HIP emits a compare-and-swap loop on
+// fine-grained memory unless built with -munsafe-fp-atomics), a compare-and-swap loop on the
+// host backend; a peer reached through the network proxy takes integer atomics only.
+template <class T>
+concept AtomicAddend = AtomicWord<T> || std::same_as<T, float> || std::same_as<T, double>;
+
 // Reads the word on `pe`; with acquire, the caller then sees what the writer released.
 template <AtomicWord T>
 TESSERA_KERNEL_CODE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem = Sem::acquire,
@@ -30,13 +37,13 @@ template <AtomicWord T>
 TESSERA_KERNEL_CODE void atomic_store(const Context& ctx, T* dst, detail::identity_t<T> value,
                                       int pe, Sem sem = Sem::release, Scope scope = Scope::system);
 
-// Adds `value` on `pe` and returns the previous value.
-template <AtomicWord T>
+// Adds `value` on `pe` and returns the previous value (float/double: rounded as one IEEE add).
+template <AtomicAddend T>
 TESSERA_KERNEL_CODE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t<T> value,
                                        int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 
 // Adds `value` on `pe` (no result returned, so GPUs can issue it as a reduction).
-template <AtomicWord T>
+template <AtomicAddend T>
 TESSERA_KERNEL_CODE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                     Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 

@@ -30,31 +30,104 @@ TESSERA_KERNEL_CODE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
                                         detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
                                         std::uint64_t value, SignalOp op, int pe);
 
+// put_signal of `count` contiguous elements: `src` (local) into symmetric `dst` on `pe`, then the
+// signal, with the same release guarantee; no Tile needed.
+template <class G, class T>
+TESSERA_KERNEL_CODE void put_signal(G g, const Context& ctx, T* dst,
+                                    detail::identity_t<const T*> src, std::size_t count,
+                                    std::uint64_t* sig, std::uint64_t value, SignalOp op, int pe);
+template <class G, class T>
+TESSERA_KERNEL_CODE void put_signal_nbi(G g, const Context& ctx, T* dst,
+                                        detail::identity_t<const T*> src, std::size_t count,
+                                        std::uint64_t* sig, std::uint64_t value, SignalOp op,
+                                        int pe);
+
 // Updates symmetric `sig` on `pe` atomically (set or add `value`); with Sem::release every write
 // the calling thread made before it is visible to a PE that acquires the new value.
 TESSERA_KERNEL_CODE inline void signal(const Context& ctx, std::uint64_t* sig, std::uint64_t value,
                                        SignalOp op, int pe, Sem sem = Sem::release,
                                        Scope scope = Scope::system);
 
-// Returns in every thread of `g` once local `sig` CMP `value` holds; with Sem::acquire the group
-// then sees every write the signaller released. Gives up after ctx.timeout_ns (0: never) with a
-// timeout failure naming this PE, the signal's heap offset, the comparison and the value seen.
+// Every wait takes its group first (Thread for one thread alone): all threads of `g` call it
+// together and it returns in all of them with the same result. The group's first thread polls
+// (wait_until_all shares its signals among the group's threads); with Sem::acquire the whole
+// group then sees every write the signaller released.
+// Every wait gives up after ctx.timeout_ns (0: never) with a timeout failure naming this PE, the
+// signal's heap offset, the comparison and the value seen. Tests (test, test_any, test_some,
+// test_all) never block: one thread calls them alone, so they take no group.
+
+// Waits until local `sig` CMP `value` holds and returns the value that satisfied it.
 template <class G>
-TESSERA_KERNEL_CODE void wait_until(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
-                                    std::uint64_t value, Sem sem = Sem::acquire);
+TESSERA_KERNEL_CODE std::uint64_t wait_until(G g, const Context& ctx, const std::uint64_t* sig,
+                                             Cmp cmp, std::uint64_t value, Sem sem = Sem::acquire);
 
-// Called by one thread: waits until some sigs[i] CMP value holds and returns that i (the lowest
-// satisfied index seen in one sweep); acquire as wait_until; bounded the same way.
-TESSERA_KERNEL_CODE inline std::size_t wait_until_any(const Context& ctx, const std::uint64_t* sigs,
-                                                      std::size_t n, Cmp cmp, std::uint64_t value,
-                                                      Sem sem = Sem::acquire);
+// The index wait_until_any and test_any return when no signal qualifies.
+inline constexpr std::size_t npos = ~std::size_t{0};
 
-// Returns in every thread of `g` once sigs[i] CMP value holds for every i < n; acquire as
-// wait_until; bounded the same way (the diagnostic names the first signal still unsatisfied).
+// Waits until some sigs[i] CMP value holds and returns that i (the lowest satisfied index seen in
+// one sweep); acquire as wait_until.
+template <class G>
+TESSERA_KERNEL_CODE std::size_t wait_until_any(G g, const Context& ctx, const std::uint64_t* sigs,
+                                               std::size_t n, Cmp cmp, std::uint64_t value,
+                                               Sem sem = Sem::acquire);
+
+// wait_until_any over the entries whose status[i] is 0 (a local array of n ints): the index it
+// returns gets status 1, so repeated calls drain arrivals one by one without resetting any
+// signal. Returns npos at once when every status is nonzero.
+template <class G>
+TESSERA_KERNEL_CODE std::size_t wait_until_any(G g, const Context& ctx, const std::uint64_t* sigs,
+                                               std::size_t n, int* status, Cmp cmp,
+                                               std::uint64_t value, Sem sem = Sem::acquire);
+
+// Waits until at least one sigs[i] with status[i] == 0 satisfies CMP value, then writes every
+// such i seen in that sweep to `indices` (local, room for n), sets their status to 1 and returns
+// how many it wrote: a consumer drains several arrivals per call and never resets a signal.
+// Returns 0 at once when n is 0 or every status is nonzero. acquire as wait_until.
+template <class G>
+TESSERA_KERNEL_CODE std::size_t wait_until_some(G g, const Context& ctx, const std::uint64_t* sigs,
+                                                std::size_t n, int* status, std::size_t* indices,
+                                                Cmp cmp, std::uint64_t value,
+                                                Sem sem = Sem::acquire);
+
+// Waits until sigs[i] CMP value holds for every i < n; acquire as wait_until (the timeout
+// diagnostic names the first signal still unsatisfied). The group's threads share the signals.
 template <class G>
 TESSERA_KERNEL_CODE void wait_until_all(G g, const Context& ctx, const std::uint64_t* sigs,
                                         std::size_t n, Cmp cmp, std::uint64_t value,
                                         Sem sem = Sem::acquire);
+
+// The ungrouped wait_until_any of earlier releases; one thread calls it.
+[[deprecated(
+    "pass the group first: wait_until_any(tessera::device::Thread{}, ctx, "
+    "...)")]] TESSERA_KERNEL_CODE inline std::size_t
+wait_until_any(const Context& ctx, const std::uint64_t* sigs, std::size_t n, Cmp cmp,
+               std::uint64_t value, Sem sem = Sem::acquire);
+
+// True when local `sig` CMP `value` holds now (one atomic load with `sem`; never waits).
+TESSERA_KERNEL_CODE inline bool test(const Context& ctx, const std::uint64_t* sig, Cmp cmp,
+                                     std::uint64_t value, Sem sem = Sem::acquire);
+
+// The lowest i with sigs[i] CMP value now, or npos (one sweep; never waits).
+TESSERA_KERNEL_CODE inline std::size_t test_any(const Context& ctx, const std::uint64_t* sigs,
+                                                std::size_t n, Cmp cmp, std::uint64_t value,
+                                                Sem sem = Sem::acquire);
+
+// test_any over the entries whose status[i] is 0; the index it returns gets status 1.
+TESSERA_KERNEL_CODE inline std::size_t test_any(const Context& ctx, const std::uint64_t* sigs,
+                                                std::size_t n, int* status, Cmp cmp,
+                                                std::uint64_t value, Sem sem = Sem::acquire);
+
+// wait_until_some's sweep without the wait: writes to `indices` every i with status[i] == 0 whose
+// signal satisfies CMP value now, sets their status to 1 and returns how many (0: none yet).
+TESSERA_KERNEL_CODE inline std::size_t test_some(const Context& ctx, const std::uint64_t* sigs,
+                                                 std::size_t n, int* status, std::size_t* indices,
+                                                 Cmp cmp, std::uint64_t value,
+                                                 Sem sem = Sem::acquire);
+
+// True when sigs[i] CMP value holds now for every i < n (never waits).
+TESSERA_KERNEL_CODE inline bool test_all(const Context& ctx, const std::uint64_t* sigs,
+                                         std::size_t n, Cmp cmp, std::uint64_t value,
+                                         Sem sem = Sem::acquire);
 
 // The current value of local `sig`, read atomically; with acquire (the default) the caller sees
 // every write released by the update that produced it.
@@ -70,6 +143,9 @@ struct Epoch {
 
   // Advances to the next call and returns its number (1 for the first call).
   TESSERA_HOST_DEVICE std::uint64_t next() { return ++count; }
+  // Skips ahead by `n` calls (an operation that uses n epochs per call) and returns the number
+  // of the last of them.
+  TESSERA_HOST_DEVICE std::uint64_t advance(std::uint64_t n) { return count += n; }
   // The number of the latest call (0 before the first).
   TESSERA_HOST_DEVICE std::uint64_t current() const { return count; }
 };

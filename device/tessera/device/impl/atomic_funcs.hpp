@@ -1,6 +1,9 @@
 // Bodies of atomic.hpp.
 #pragma once
 
+#include <cstddef>
+#include <type_traits>
+
 #include "tessera/device/atomic.hpp"
 
 namespace tessera::device {
@@ -13,6 +16,18 @@ TESSERA_KERNEL_CODE T* atomic_target(const Context& ctx, T* dst, int pe, Scope s
   check_scope(ctx, scope, pe, what);
   check_in_heap(ctx, dst, sizeof(T), what, "atomic word");
   return translate(ctx, dst, pe, what);
+}
+
+// Refuses a float/double add to a peer reached through the network proxy (whose wire format
+// carries integer words only) before anything is queued.
+TESSERA_COLD TESSERA_HOST_DEVICE inline void report_proxy_float_add(const Context& ctx, int pe,
+                                                                    std::size_t bytes,
+                                                                    const char* what) {
+  Message m;
+  m << what << " on PE " << ctx.my_pe << ": PE " << pe
+    << " is reached through the network proxy, which carries integer atomics only; a "
+    << (bytes == 4 ? "float" : "double") << " add needs a peer whose heap is mapped here";
+  platform::report_failure(FailureCode::invalid_argument, m.c_str());
 }
 
 }  // namespace detail
@@ -43,14 +58,18 @@ TESSERA_KERNEL_CODE void atomic_store(const Context& ctx, T* dst, detail::identi
                          scope);
 }
 
-template <AtomicWord T>
+template <AtomicAddend T>
 TESSERA_KERNEL_CODE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
                                     Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_add")) {
-    detail::check_scope(ctx, scope, pe, "atomic_add");
-    detail::check_in_heap(ctx, dst, sizeof(T), "atomic_add", "atomic word");
-    detail::proxy_atomic<T>(ctx, ProxyOp::atomic, ProxyAmo::add, dst, value, T{}, pe, sem,
-                            "atomic_add");
+    if constexpr (std::is_floating_point_v<T>) {
+      detail::report_proxy_float_add(ctx, pe, sizeof(T), "atomic_add");
+    } else {
+      detail::check_scope(ctx, scope, pe, "atomic_add");
+      detail::check_in_heap(ctx, dst, sizeof(T), "atomic_add", "atomic word");
+      detail::proxy_atomic<T>(ctx, ProxyOp::atomic, ProxyAmo::add, dst, value, T{}, pe, sem,
+                              "atomic_add");
+    }
     return;
   }
   platform::atomic_fetch_add(detail::atomic_target(ctx, dst, pe, scope, "atomic_add"), value, sem,
@@ -73,14 +92,19 @@ TESSERA_KERNEL_CODE T atomic_compare_exchange(const Context& ctx, T* dst,
       scope);
 }
 
-template <AtomicWord T>
+template <AtomicAddend T>
 TESSERA_KERNEL_CODE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t<T> value,
                                        int pe, Sem sem, Scope scope) {
   if (detail::use_proxy(ctx, pe, "atomic_fetch_add")) {
-    detail::check_scope(ctx, scope, pe, "atomic_fetch_add");
-    detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_add", "atomic word");
-    return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::add, dst, value, T{}, pe,
-                                   sem, "atomic_fetch_add");
+    if constexpr (std::is_floating_point_v<T>) {
+      detail::report_proxy_float_add(ctx, pe, sizeof(T), "atomic_fetch_add");
+      return T{};
+    } else {
+      detail::check_scope(ctx, scope, pe, "atomic_fetch_add");
+      detail::check_in_heap(ctx, dst, sizeof(T), "atomic_fetch_add", "atomic word");
+      return detail::proxy_atomic<T>(ctx, ProxyOp::fetch_atomic, ProxyAmo::add, dst, value, T{}, pe,
+                                     sem, "atomic_fetch_add");
+    }
   }
   return platform::atomic_fetch_add(detail::atomic_target(ctx, dst, pe, scope, "atomic_fetch_add"),
                                     value, sem, scope);

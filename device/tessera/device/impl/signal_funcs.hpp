@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "tessera/device/signal.hpp"
 
@@ -56,17 +57,152 @@ TESSERA_NORETURN TESSERA_HOST_DEVICE inline void report_wait_timeout(const Conte
   report_wait_timeout(ctx, what, sig, cmp, value, seen, -1);
 }
 
-// Waits until *sig CMP value; `writer` (or -1) is named in the timeout diagnostic.
-TESSERA_HOST_DEVICE inline void spin_until(const Context& ctx, const std::uint64_t* sig, Cmp cmp,
-                                           std::uint64_t value, Sem sem, const char* what,
-                                           int writer = -1) {
+// Waits until *sig CMP value and returns the value that satisfied it; `writer` (or -1) is named
+// in the timeout diagnostic.
+TESSERA_HOST_DEVICE inline std::uint64_t spin_until(const Context& ctx, const std::uint64_t* sig,
+                                                    Cmp cmp, std::uint64_t value, Sem sem,
+                                                    const char* what, int writer = -1) {
+  std::uint64_t seen = 0;
   bounded_wait(
       watch_of(ctx), what,
-      [&] { return compare(cmp, platform::atomic_load(sig, sem, Scope::system), value); },
+      [&] {
+        seen = platform::atomic_load(sig, sem, Scope::system);
+        return compare(cmp, seen, value);
+      },
       [&] {
         report_wait_timeout(ctx, what, sig, cmp, value,
                             platform::atomic_load(sig, sem, Scope::system), writer);
       });
+  return seen;
+}
+
+// The value the group's first thread holds, in every thread of `g`; doubles as the group's sync
+// (what the first thread wrote before it is visible to every thread after it).
+template <class G>
+TESSERA_HOST_DEVICE std::uint64_t broadcast_from_first(G g, std::uint64_t v) {
+  if constexpr (std::is_same_v<G, Thread>) {
+    return v;
+  } else if constexpr (std::is_same_v<G, Warp>) {
+    return platform::warp_broadcast(v);
+  } else {
+    static_assert(std::is_same_v<G, Block>, "the first argument is a group: Thread, Warp or Block");
+    return platform::block_broadcast(v);
+  }
+}
+
+// Where the status-masked calls stand: every status nonzero (nothing left to wait for).
+TESSERA_HOST_DEVICE inline bool all_masked(const int* status, std::size_t n) {
+  if (status == nullptr) return false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (status[i] == 0) return false;
+  return true;
+}
+
+// One sweep of test_any: the lowest unmasked i whose signal satisfies CMP value (its status set
+// to 1), or npos.
+TESSERA_HOST_DEVICE inline std::size_t sweep_any(const std::uint64_t* sigs, std::size_t n,
+                                                 int* status, Cmp cmp, std::uint64_t value,
+                                                 Sem sem) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (status != nullptr && status[i] != 0) continue;
+    if (compare(cmp, platform::atomic_load(&sigs[i], sem, Scope::system), value)) {
+      if (status != nullptr) status[i] = 1;
+      return i;
+    }
+  }
+  return npos;
+}
+
+// One sweep of test_some: every unmasked i whose signal satisfies CMP value goes to `indices`
+// and gets status 1; returns how many.
+TESSERA_HOST_DEVICE inline std::size_t sweep_some(const std::uint64_t* sigs, std::size_t n,
+                                                  int* status, std::size_t* indices, Cmp cmp,
+                                                  std::uint64_t value, Sem sem) {
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (status[i] != 0) continue;
+    if (compare(cmp, platform::atomic_load(&sigs[i], sem, Scope::system), value)) {
+      status[i] = 1;
+      indices[found++] = i;
+    }
+  }
+  return found;
+}
+
+// Reports a null status or indices array of the status-masked calls (always checked: cheap, and
+// skipping it would be a wild write).
+TESSERA_HOST_DEVICE inline void check_status_arrays(const Context& ctx, const int* status,
+                                                    const std::size_t* indices, bool need_indices,
+                                                    std::size_t n, const char* what) {
+  if (n == 0 || (status != nullptr && (!need_indices || indices != nullptr))) return;
+  Message m;
+  m << what << " on PE " << ctx.my_pe << ": " << (status == nullptr ? "status" : "indices")
+    << " is null; it must point to " << static_cast<std::uint64_t>(n) << " local "
+    << (status == nullptr ? "ints (0: still awaited)" : "size_t slots");
+  platform::report_failure(FailureCode::invalid_argument, m.c_str());
+}
+
+// The timeout of a wait on several signals: none of the awaited ones qualified. Without a status
+// mask: "none of n signals from <first> reached (...); saw v0 v1 ..."; with one, the count of the
+// unmasked signals and each one's index: "none of k awaited signals (of n) ...; saw [i]=v ...".
+TESSERA_NORETURN TESSERA_COLD TESSERA_HOST_DEVICE inline void report_some_timeout(
+    const Context& ctx, const char* what, const std::uint64_t* sigs, std::size_t n,
+    const int* status, Cmp cmp, std::uint64_t value) {
+  broadcast_abort(ctx);
+  Message m;
+  std::size_t awaited = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (status == nullptr || status[i] == 0) ++awaited;
+  m << what << " on PE " << ctx.my_pe << " timed out after "
+    << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: none of "
+    << static_cast<std::uint64_t>(awaited);
+  if (status != nullptr) {
+    m << " awaited signals (of " << static_cast<std::uint64_t>(n) << ") from ";
+  } else {
+    m << " signals from ";
+  }
+  describe_signal(m, ctx, sigs);
+  m << " reached (value " << to_string(cmp) << " " << value << "); saw";
+  std::size_t shown = 0;
+  for (std::size_t i = 0; i < n && shown < 8; ++i) {
+    if (status != nullptr && status[i] != 0) continue;
+    m << " ";
+    if (status != nullptr) m << "[" << static_cast<std::uint64_t>(i) << "]=";
+    m << platform::atomic_load(&sigs[i], Sem::relaxed, Scope::system);
+    ++shown;
+  }
+  if (awaited > shown) m << " ...";
+  platform::report_failure(FailureCode::timeout, m.c_str());
+}
+
+// The waiting sweep of wait_until_any, run by one thread: returns the index (npos when every
+// status is nonzero).
+TESSERA_HOST_DEVICE inline std::size_t spin_until_any(const Context& ctx, const std::uint64_t* sigs,
+                                                      std::size_t n, int* status, Cmp cmp,
+                                                      std::uint64_t value, Sem sem,
+                                                      const char* what) {
+  if (all_masked(status, n)) return npos;
+  SpinPacer pacer(ctx, what);
+  for (std::uint32_t spins = 0;; ++spins) {
+    const std::size_t i = sweep_any(sigs, n, status, cmp, value, sem);
+    if (i != npos) return i;
+    if (pacer.pause_and_check(spins)) report_some_timeout(ctx, what, sigs, n, status, cmp, value);
+  }
+}
+
+// The waiting sweep of wait_until_some, run by one thread.
+TESSERA_HOST_DEVICE inline std::size_t spin_until_some(const Context& ctx,
+                                                       const std::uint64_t* sigs, std::size_t n,
+                                                       int* status, std::size_t* indices, Cmp cmp,
+                                                       std::uint64_t value, Sem sem) {
+  if (n == 0 || all_masked(status, n)) return 0;
+  SpinPacer pacer(ctx, "wait_until_some");
+  for (std::uint32_t spins = 0;; ++spins) {
+    const std::size_t found = sweep_some(sigs, n, status, indices, cmp, value, sem);
+    if (found != 0) return found;
+    if (pacer.pause_and_check(spins))
+      report_some_timeout(ctx, "wait_until_some", sigs, n, status, cmp, value);
+  }
 }
 
 }  // namespace detail
@@ -127,6 +263,21 @@ TESSERA_KERNEL_CODE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
   if (g.rank() == 0) signal(ctx, sig, value, op, pe, Sem::release, Scope::system);
 }
 
+template <class G, class T>
+TESSERA_KERNEL_CODE void put_signal(G g, const Context& ctx, T* dst,
+                                    detail::identity_t<const T*> src, std::size_t count,
+                                    std::uint64_t* sig, std::uint64_t value, SignalOp op, int pe) {
+  put_signal(g, ctx, make_tile(dst, count), make_tile(src, count), sig, value, op, pe);
+}
+
+template <class G, class T>
+TESSERA_KERNEL_CODE void put_signal_nbi(G g, const Context& ctx, T* dst,
+                                        detail::identity_t<const T*> src, std::size_t count,
+                                        std::uint64_t* sig, std::uint64_t value, SignalOp op,
+                                        int pe) {
+  put_signal_nbi(g, ctx, make_tile(dst, count), make_tile(src, count), sig, value, op, pe);
+}
+
 TESSERA_KERNEL_CODE inline void signal(const Context& ctx, std::uint64_t* sig, std::uint64_t value,
                                        SignalOp op, int pe, Sem sem, Scope scope) {
   detail::check_scope(ctx, scope, pe, "signal");
@@ -147,41 +298,101 @@ TESSERA_KERNEL_CODE inline void signal(const Context& ctx, std::uint64_t* sig, s
 }
 
 template <class G>
-TESSERA_KERNEL_CODE void wait_until(G g, const Context& ctx, const std::uint64_t* sig, Cmp cmp,
-                                    std::uint64_t value, Sem sem) {
+TESSERA_KERNEL_CODE std::uint64_t wait_until(G g, const Context& ctx, const std::uint64_t* sig,
+                                             Cmp cmp, std::uint64_t value, Sem sem) {
   detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "wait_until", "signal");
-  if (g.rank() == 0) detail::spin_until(ctx, sig, cmp, value, sem, "wait_until");
-  g.sync();
+  std::uint64_t seen = 0;
+  if (g.rank() == 0) seen = detail::spin_until(ctx, sig, cmp, value, sem, "wait_until");
+  return detail::broadcast_from_first(g, seen);
+}
+
+namespace detail {
+// wait_until_any with or without a status mask, under the name `what`.
+template <class G>
+TESSERA_KERNEL_CODE std::size_t wait_any_impl(G g, const Context& ctx, const std::uint64_t* sigs,
+                                              std::size_t n, int* status, Cmp cmp,
+                                              std::uint64_t value, Sem sem, const char* what) {
+  check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), what, "signals");
+  if (n == 0) {
+    Message m;
+    m << what << " on PE " << ctx.my_pe << ": no signals to wait for (n == 0)";
+    platform::report_failure(FailureCode::invalid_argument, m.c_str());
+  }
+  std::uint64_t which = 0;
+  if (g.rank() == 0) which = spin_until_any(ctx, sigs, n, status, cmp, value, sem, what);
+  return static_cast<std::size_t>(broadcast_from_first(g, which));
+}
+}  // namespace detail
+
+template <class G>
+TESSERA_KERNEL_CODE std::size_t wait_until_any(G g, const Context& ctx, const std::uint64_t* sigs,
+                                               std::size_t n, Cmp cmp, std::uint64_t value,
+                                               Sem sem) {
+  return detail::wait_any_impl(g, ctx, sigs, n, nullptr, cmp, value, sem, "wait_until_any");
+}
+
+template <class G>
+TESSERA_KERNEL_CODE std::size_t wait_until_any(G g, const Context& ctx, const std::uint64_t* sigs,
+                                               std::size_t n, int* status, Cmp cmp,
+                                               std::uint64_t value, Sem sem) {
+  detail::check_status_arrays(ctx, status, nullptr, false, n, "wait_until_any");
+  return detail::wait_any_impl(g, ctx, sigs, n, status, cmp, value, sem, "wait_until_any");
 }
 
 TESSERA_KERNEL_CODE inline std::size_t wait_until_any(const Context& ctx, const std::uint64_t* sigs,
                                                       std::size_t n, Cmp cmp, std::uint64_t value,
                                                       Sem sem) {
-  detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "wait_until_any", "signals");
-  if (n == 0) {
-    detail::Message m;
-    m << "wait_until_any on PE " << ctx.my_pe << ": no signals to wait for (n == 0)";
-    platform::report_failure(FailureCode::invalid_argument, m.c_str());
-  }
-  detail::SpinPacer pacer(ctx, "wait_until_any");
-  for (std::uint32_t spins = 0;; ++spins) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (compare(cmp, platform::atomic_load(&sigs[i], sem, Scope::system), value)) return i;
-    }
-    if (pacer.pause_and_check(spins)) {
-      detail::broadcast_abort(ctx);
-      detail::Message m;
-      m << "wait_until_any on PE " << ctx.my_pe << " timed out after "
-        << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: none of "
-        << static_cast<std::uint64_t>(n) << " signals from ";
-      detail::describe_signal(m, ctx, sigs);
-      m << " reached (value " << to_string(cmp) << " " << value << "); saw";
-      for (std::size_t i = 0; i < n && i < 8; ++i)
-        m << " " << platform::atomic_load(&sigs[i], Sem::relaxed, Scope::system);
-      if (n > 8) m << " ...";
-      platform::report_failure(FailureCode::timeout, m.c_str());
-    }
-  }
+  return detail::wait_any_impl(Thread{}, ctx, sigs, n, nullptr, cmp, value, sem, "wait_until_any");
+}
+
+template <class G>
+TESSERA_KERNEL_CODE std::size_t wait_until_some(G g, const Context& ctx, const std::uint64_t* sigs,
+                                                std::size_t n, int* status, std::size_t* indices,
+                                                Cmp cmp, std::uint64_t value, Sem sem) {
+  detail::check_status_arrays(ctx, status, indices, true, n, "wait_until_some");
+  detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "wait_until_some", "signals");
+  std::uint64_t found = 0;
+  if (g.rank() == 0)
+    found = detail::spin_until_some(ctx, sigs, n, status, indices, cmp, value, sem);
+  return static_cast<std::size_t>(detail::broadcast_from_first(g, found));
+}
+
+TESSERA_KERNEL_CODE inline bool test(const Context& ctx, const std::uint64_t* sig, Cmp cmp,
+                                     std::uint64_t value, Sem sem) {
+  detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "test", "signal");
+  return compare(cmp, platform::atomic_load(sig, sem, Scope::system), value);
+}
+
+TESSERA_KERNEL_CODE inline std::size_t test_any(const Context& ctx, const std::uint64_t* sigs,
+                                                std::size_t n, Cmp cmp, std::uint64_t value,
+                                                Sem sem) {
+  detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "test_any", "signals");
+  return detail::sweep_any(sigs, n, nullptr, cmp, value, sem);
+}
+
+TESSERA_KERNEL_CODE inline std::size_t test_any(const Context& ctx, const std::uint64_t* sigs,
+                                                std::size_t n, int* status, Cmp cmp,
+                                                std::uint64_t value, Sem sem) {
+  detail::check_status_arrays(ctx, status, nullptr, false, n, "test_any");
+  detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "test_any", "signals");
+  return detail::sweep_any(sigs, n, status, cmp, value, sem);
+}
+
+TESSERA_KERNEL_CODE inline std::size_t test_some(const Context& ctx, const std::uint64_t* sigs,
+                                                 std::size_t n, int* status, std::size_t* indices,
+                                                 Cmp cmp, std::uint64_t value, Sem sem) {
+  detail::check_status_arrays(ctx, status, indices, true, n, "test_some");
+  detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "test_some", "signals");
+  if (n == 0) return 0;
+  return detail::sweep_some(sigs, n, status, indices, cmp, value, sem);
+}
+
+TESSERA_KERNEL_CODE inline bool test_all(const Context& ctx, const std::uint64_t* sigs,
+                                         std::size_t n, Cmp cmp, std::uint64_t value, Sem sem) {
+  detail::check_in_heap(ctx, sigs, n * sizeof(std::uint64_t), "test_all", "signals");
+  for (std::size_t i = 0; i < n; ++i)
+    if (!compare(cmp, platform::atomic_load(&sigs[i], sem, Scope::system), value)) return false;
+  return true;
 }
 
 template <class G>

@@ -149,6 +149,13 @@ TESSERA_HOST_DEVICE inline int thread_in_block() { return 0; }
 TESSERA_HOST_DEVICE inline void warp_sync() {}
 TESSERA_HOST_DEVICE inline void block_sync() {}
 
+// --- group broadcast (the waits return one result in every thread of their group) ---
+
+// The value lane 0 holds, in every lane of the warp (and a warp_sync); one lane here.
+TESSERA_HOST_DEVICE inline std::uint64_t warp_broadcast(std::uint64_t v) { return v; }
+// The value thread 0 holds, in every thread of the block (and a block_sync); one thread here.
+TESSERA_HOST_DEVICE inline std::uint64_t block_broadcast(std::uint64_t v) { return v; }
+
 // --- bulk copies (the caller splits work among a group's threads) ---
 
 // Copies `bytes` between non-overlapping ranges with the widest accesses the target offers.
@@ -210,6 +217,12 @@ TESSERA_HOST_DEVICE inline GridSyncWords grid_sync_words() {
 // False: the host backend syncs a grid through grid_sync_words.
 inline constexpr bool kNativeGridSync = false;
 TESSERA_HOST_DEVICE inline void grid_sync_native() {}
+// Float and double adds (device atomic_add / atomic_fetch_add) are std::atomic_ref's
+// compare-exchange loop on the value's bits; across PE processes that needs lock-free, so
+// address-free, atomics of those sizes.
+static_assert(std::atomic_ref<float>::is_always_lock_free &&
+                  std::atomic_ref<double>::is_always_lock_free,
+              "float atomics across PE processes need lock-free atomics");
 
 }  // namespace tessera::device::platform
 
