@@ -94,5 +94,4 @@ TESSERA_KERNEL_CODE void quiet(G g, const Context& ctx);
 
 }  // namespace tessera::device
 
-#include "tessera/device/impl/rma_forms_funcs.hpp"
 #include "tessera/device/impl/rma_funcs.hpp"

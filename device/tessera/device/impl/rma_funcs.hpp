@@ -253,3 +253,6 @@ TESSERA_KERNEL_CODE void quiet(G g, const Context& ctx) {
 }
 
 }  // namespace tessera::device
+
+// The pointer, byte and scalar forms, over put_impl / get_impl above.
+#include "tessera/device/impl/rma_forms_funcs.hpp"
