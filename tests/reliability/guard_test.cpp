@@ -93,9 +93,12 @@ void expect_fault_reported(const Job& job, const std::string& where) {
       << job.output;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   // The sanitizer's own SEGV handling comes after the report (ASan's handler is the one the
-  // reporter hands the fault on to) and may end the process with its own exit status.
+  // reporter hands the fault on to) and may end the process with its own exit status, or abort
+  // it (ASAN_OPTIONS=abort_on_error=1, as the asan preset sets).
   EXPECT_THAT(job.output, AnyOf(HasSubstr("tessera-run: rank 0 (PE 0) was killed by signal 11 "
                                           "(SIGSEGV)"),
+                                HasSubstr("tessera-run: rank 0 (PE 0) was killed by signal 6 "
+                                          "(SIGABRT)"),
                                 HasSubstr("tessera-run: rank 0 (PE 0) exited with status ")))
       << job.output;
 #else
@@ -196,11 +199,12 @@ void fault_in_a_threads_job() {
 }
 
 bool died_of_the_fault(int status) {
-  if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGSEGV;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return WIFEXITED(status) && WEXITSTATUS(status) != 0;  // the sanitizer's report and exit
+  // The sanitizer's report, then its exit, or its abort (ASAN_OPTIONS=abort_on_error=1).
+  if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGABRT;
+  return WIFEXITED(status) && WEXITSTATUS(status) != 0;
 #else
-  return false;
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
 #endif
 }
 
