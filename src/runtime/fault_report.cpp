@@ -12,12 +12,16 @@
 namespace tessera::detail {
 namespace {
 
-// The call this thread is in. Initial-exec TLS: reading it in the handler never allocates.
+// The call this thread is in. Default TLS model, not initial-exec: initial-exec marks every
+// shared object linking the library STATIC_TLS, and the Python module of a CUDA build (its TLS
+// page-aligned) then fails to load with "cannot allocate memory in static TLS block". A thread
+// that faults inside a Tessera call has written this word, so the handler's read of it finds
+// the thread's TLS block already allocated.
 struct CurrentCall {
   int pe;
   const char* operation;
 };
-[[gnu::tls_model("initial-exec")]] thread_local CurrentCall current_call{-1, nullptr};
+thread_local CurrentCall current_call{-1, nullptr};
 
 // One PE's view of one heap, as remember_heap_mapping recorded it. Lock-free atomics only, so
 // the handler may read a record while another thread writes it (it then misplaces an address at
