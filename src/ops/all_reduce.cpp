@@ -71,40 +71,37 @@ std::uint64_t segments_of(Dtype dtype, std::size_t count) {
   return 0;
 }
 
+// One kernel per element type (chosen on the host): each stays small enough for the device
+// compiler, where one kernel switching over every type was several times slower to build.
+template <class T>
 struct AllReduceKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
-                                      td::ops::AllReduceWorkspace ws, void* recv, const void* send,
-                                      std::size_t count, Dtype dtype, ReduceOp op,
-                                      AllReduceAlgo algo, std::uint64_t first_epoch,
-                                      support::CallDescriptor call,
+                                      td::ops::AllReduceWorkspace ws, T* out, const T* in,
+                                      std::size_t count, ReduceOp op, AllReduceAlgo algo,
+                                      std::uint64_t first_epoch, support::CallDescriptor call,
                                       support::Agreement check) const {
     if (check.check_on_stream &&
         !support::agree_on_call(blk, ctx, team, call, check.check, first_epoch + 1, "all_reduce")) {
       return;
     }
-    support::with_dtype(dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* out = static_cast<T*>(recv);
-      const T* in = static_cast<const T*>(send);
-      switch (algo) {
-        case AllReduceAlgo::automatic:
-        case AllReduceAlgo::one_shot:
-          td::ops::all_reduce_one_shot(blk, ctx, team, ws, out, in, count, op, first_epoch);
-          break;
-        case AllReduceAlgo::two_shot:
-          td::ops::all_reduce_two_shot(blk, ctx, team, ws, out, in, count, op, first_epoch);
-          break;
-        case AllReduceAlgo::ring:
-          td::ops::all_reduce_ring(blk, ctx, team, ws, out, in, count, op, first_epoch);
-          break;
-        case AllReduceAlgo::atomic:
-          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::int32_t> ||
-                        std::is_same_v<T, std::int64_t>) {
-            td::ops::all_reduce_atomic(blk, ctx, team, ws, out, in, count, first_epoch);
-          }
-          break;
-      }
-    });
+    switch (algo) {
+      case AllReduceAlgo::automatic:
+      case AllReduceAlgo::one_shot:
+        td::ops::all_reduce_one_shot(blk, ctx, team, ws, out, in, count, op, first_epoch);
+        break;
+      case AllReduceAlgo::two_shot:
+        td::ops::all_reduce_two_shot(blk, ctx, team, ws, out, in, count, op, first_epoch);
+        break;
+      case AllReduceAlgo::ring:
+        td::ops::all_reduce_ring(blk, ctx, team, ws, out, in, count, op, first_epoch);
+        break;
+      case AllReduceAlgo::atomic:
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::int32_t> ||
+                      std::is_same_v<T, std::int64_t>) {
+          td::ops::all_reduce_atomic(blk, ctx, team, ws, out, in, count, first_epoch);
+        }
+        break;
+    }
   }
 };
 
@@ -193,8 +190,11 @@ void all_reduce(Runtime& rt, Stream& stream, const Team& team, const void* send,
   const std::uint64_t first =
       support::team_epochs(rt).reserve(team.workspace, segments_of(dtype, count));
   const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  launch(stream, 1, AllReduceKernel{}, rt.device_context(), team, ws, recv, send, count, dtype, op,
-         chosen, first, call, agreement);
+  support::with_dtype_on_host(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch(stream, 1, AllReduceKernel<T>{}, rt.device_context(), team, ws, static_cast<T*>(recv),
+           static_cast<const T*>(send), count, op, chosen, first, call, agreement);
+  });
 }
 
 }  // namespace tessera::ops

@@ -15,42 +15,39 @@ namespace {
 namespace td = tessera::device;
 using support::fail;
 
+// The exchange only moves elements, so there is one kernel per element size (W is the unsigned
+// word of that size), chosen on the host: small kernels build several times faster than one
+// switching over every type.
+template <class W>
 struct AllToAllKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
-                                      td::ops::AllReduceWorkspace ws, void* recv, const void* send,
-                                      std::size_t count, Dtype dtype, std::uint64_t first_epoch,
+                                      td::ops::AllReduceWorkspace ws, W* recv, const W* send,
+                                      std::size_t count, std::uint64_t first_epoch,
                                       support::CallDescriptor call,
                                       support::Agreement check) const {
     if (check.check_on_stream &&
         !support::agree_on_call(blk, ctx, team, call, check.check, first_epoch + 1, "all_to_all")) {
       return;
     }
-    support::with_dtype(dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      td::ops::all_to_all(blk, ctx, team, ws, static_cast<T*>(recv), static_cast<const T*>(send),
-                          count, first_epoch);
-    });
+    td::ops::all_to_all(blk, ctx, team, ws, recv, send, count, first_epoch);
   }
 };
 
+template <class W>
 struct AllToAllVKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
-                                      td::ops::AllReduceWorkspace ws, void* recv,
-                                      std::size_t recv_capacity, const void* send,
+                                      td::ops::AllReduceWorkspace ws, W* recv,
+                                      std::size_t recv_capacity, const W* send,
                                       const std::size_t* send_counts, std::size_t* recv_counts,
-                                      std::size_t* recv_offsets, Dtype dtype,
-                                      std::uint64_t first_epoch, support::CallDescriptor call,
+                                      std::size_t* recv_offsets, std::uint64_t first_epoch,
+                                      support::CallDescriptor call,
                                       support::Agreement check) const {
     if (check.check_on_stream && !support::agree_on_call(blk, ctx, team, call, check.check,
                                                          first_epoch + 1, "all_to_all_v")) {
       return;
     }
-    support::with_dtype(dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      td::ops::all_to_all_v(blk, ctx, team, ws, static_cast<T*>(recv), recv_capacity,
-                            static_cast<const T*>(send), send_counts, recv_counts, recv_offsets,
-                            first_epoch + 1);
-    });
+    td::ops::all_to_all_v(blk, ctx, team, ws, recv, recv_capacity, send, send_counts, recv_counts,
+                          recv_offsets, first_epoch + 1);
   }
 };
 
@@ -78,8 +75,11 @@ void all_to_all(Runtime& rt, Stream& stream, const Team& team, const void* send,
   const support::Agreement agreement = support::agree(rt, team, call, what);
   const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, segments);
   const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  launch(stream, 1, AllToAllKernel{}, rt.device_context(), team, ws, recv, send, count, dtype,
-         first, call, agreement);
+  support::with_word_of(dtype, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    launch(stream, 1, AllToAllKernel<W>{}, rt.device_context(), team, ws, static_cast<W*>(recv),
+           static_cast<const W*>(send), count, first, call, agreement);
+  });
 }
 
 void all_to_all_v(Runtime& rt, Stream& stream, const Team& team, const void* send,
@@ -109,8 +109,12 @@ void all_to_all_v(Runtime& rt, Stream& stream, const Team& team, const void* sen
       support::CollectiveKind::all_to_all_v, 0, dtype, ReduceOp::sum, 0, rt.heap_offset(recv));
   const support::Agreement agreement = support::agree(rt, team, call, what);
   const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, 1);
-  launch(stream, 1, AllToAllVKernel{}, rt.device_context(), team, ws, recv, recv_capacity, send,
-         send_counts, recv_counts, recv_offsets, dtype, first, call, agreement);
+  support::with_word_of(dtype, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    launch(stream, 1, AllToAllVKernel<W>{}, rt.device_context(), team, ws, static_cast<W*>(recv),
+           recv_capacity, static_cast<const W*>(send), send_counts, recv_counts, recv_offsets,
+           first, call, agreement);
+  });
 }
 
 }  // namespace tessera::ops

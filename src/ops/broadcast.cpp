@@ -17,20 +17,19 @@ using support::fail;
 
 constexpr const char* kWhat = "broadcast";
 
+// Broadcast only moves elements: one kernel per element size (W, the unsigned word of that
+// size), chosen on the host (see all_to_all.cpp).
+template <class W>
 struct BroadcastKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
-                                      td::ops::AllReduceWorkspace ws, void* recv, const void* send,
-                                      std::size_t count, Dtype dtype, int root,
-                                      std::uint64_t first_epoch, support::CallDescriptor call,
+                                      td::ops::AllReduceWorkspace ws, W* recv, const W* send,
+                                      std::size_t count, int root, std::uint64_t first_epoch,
+                                      support::CallDescriptor call,
                                       support::Agreement check) const {
     if (check.check_on_stream &&
         !support::agree_on_call(blk, ctx, team, call, check.check, first_epoch + 1, kWhat))
       return;
-    support::with_dtype(dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      td::ops::broadcast(blk, ctx, team, ws, static_cast<T*>(recv), static_cast<const T*>(send),
-                         count, root, first_epoch);
-    });
+    td::ops::broadcast(blk, ctx, team, ws, recv, send, count, root, first_epoch);
   }
 };
 
@@ -54,7 +53,7 @@ void broadcast(Runtime& rt, Stream& stream, const Team& team, const void* send, 
     fail(pe, kWhat, "recv partly overlaps send on the root: they must be equal or disjoint");
   }
   std::uint64_t chunks = 0;
-  support::with_dtype_on_host(dtype, [&](auto tag) {
+  support::with_word_of(dtype, [&](auto tag) {
     chunks = td::ops::broadcast_segments<typename decltype(tag)::type>(count);
   });
   const support::CallDescriptor call =
@@ -63,8 +62,11 @@ void broadcast(Runtime& rt, Stream& stream, const Team& team, const void* send, 
   const support::Agreement agreement = support::agree(rt, team, call, kWhat);
   const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, chunks);
   const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  launch(stream, 1, BroadcastKernel{}, rt.device_context(), team, ws, recv,
-         is_root ? send : nullptr, count, dtype, root, first, call, agreement);
+  support::with_word_of(dtype, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    launch(stream, 1, BroadcastKernel<W>{}, rt.device_context(), team, ws, static_cast<W*>(recv),
+           static_cast<const W*>(is_root ? send : nullptr), count, root, first, call, agreement);
+  });
 }
 
 }  // namespace tessera::ops

@@ -214,10 +214,12 @@ struct Tag {
   using type = T;
 };
 
-// Calls f(Tag<T>{}) with the element type of `dtype`, in kernels (with_dtype) and in host code
-// (with_dtype_on_host: nvcc refuses host lambdas called from host-device functions).
+// Calls f(Tag<T>{}) with the element type of `dtype`, on the host: the ops launch one kernel per
+// element type, since a kernel switching over every type inside takes the device compiler about
+// 1.5x as long (ptxas, sm_90) as the per-type kernels together, and needs the registers of its
+// largest branch.
 template <class F>
-TESSERA_KERNEL_CODE void with_dtype(Dtype dtype, F&& f) {
+void with_dtype_on_host(Dtype dtype, F&& f) {
   switch (dtype) {
     case Dtype::f32:
       f(Tag<float>{});
@@ -237,23 +239,21 @@ TESSERA_KERNEL_CODE void with_dtype(Dtype dtype, F&& f) {
   }
 }
 
+// Calls f(Tag<W>{}) with the unsigned word as wide as one element of `dtype`: for the ops that
+// only move elements (all_to_all, broadcast), which need one kernel per element size.
 template <class F>
-void with_dtype_on_host(Dtype dtype, F&& f) {
+void with_word_of(Dtype dtype, F&& f) {
   switch (dtype) {
-    case Dtype::f32:
-      f(Tag<float>{});
-      break;
     case Dtype::bf16:
-      f(Tag<device::bf16>{});
-      break;
     case Dtype::f16:
-      f(Tag<device::half>{});
+      f(Tag<std::uint16_t>{});
       break;
+    case Dtype::f32:
     case Dtype::i32:
-      f(Tag<std::int32_t>{});
+      f(Tag<std::uint32_t>{});
       break;
     case Dtype::i64:
-      f(Tag<std::int64_t>{});
+      f(Tag<std::uint64_t>{});
       break;
   }
 }

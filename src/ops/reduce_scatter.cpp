@@ -38,26 +38,22 @@ std::uint64_t segments_of(Dtype dtype, std::size_t count, int team_size) {
   return segments;
 }
 
+// One kernel per element type, chosen on the host (see all_reduce.cpp).
+template <class T>
 struct ReduceScatterKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
-                                      td::ops::AllReduceWorkspace ws, void* recv, const void* send,
-                                      std::size_t count, Dtype dtype, ReduceOp op,
-                                      ReduceScatterAlgo algo, std::uint64_t first_epoch,
-                                      support::CallDescriptor call,
+                                      td::ops::AllReduceWorkspace ws, T* out, const T* in,
+                                      std::size_t count, ReduceOp op, ReduceScatterAlgo algo,
+                                      std::uint64_t first_epoch, support::CallDescriptor call,
                                       support::Agreement check) const {
     if (check.check_on_stream &&
         !support::agree_on_call(blk, ctx, team, call, check.check, first_epoch + 1, kWhat))
       return;
-    support::with_dtype(dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* out = static_cast<T*>(recv);
-      const T* in = static_cast<const T*>(send);
-      if (algo == ReduceScatterAlgo::ring) {
-        td::ops::reduce_scatter_ring(blk, ctx, team, ws, out, in, count, op, first_epoch);
-      } else {
-        td::ops::reduce_scatter_one_shot(blk, ctx, team, ws, out, in, count, op, first_epoch);
-      }
-    });
+    if (algo == ReduceScatterAlgo::ring) {
+      td::ops::reduce_scatter_ring(blk, ctx, team, ws, out, in, count, op, first_epoch);
+    } else {
+      td::ops::reduce_scatter_one_shot(blk, ctx, team, ws, out, in, count, op, first_epoch);
+    }
   }
 };
 
@@ -113,8 +109,12 @@ void reduce_scatter(Runtime& rt, Stream& stream, const Team& team, const void* s
   const std::uint64_t first =
       support::team_epochs(rt).reserve(team.workspace, segments_of(dtype, count, team.size));
   const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  launch(stream, 1, ReduceScatterKernel{}, rt.device_context(), team, ws, recv, send, count, dtype,
-         op, chosen, first, call, agreement);
+  support::with_dtype_on_host(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch(stream, 1, ReduceScatterKernel<T>{}, rt.device_context(), team, ws,
+           static_cast<T*>(recv), static_cast<const T*>(send), count, op, chosen, first, call,
+           agreement);
+  });
 }
 
 }  // namespace tessera::ops
