@@ -1,0 +1,196 @@
+// One PE of the proxy-lanes stress (issue 18 item 2), started by tessera-run with the PEs on
+// different nodes (every peer reached through the network proxy). Device producers (a kernel of
+// kBlocks blocks) and host producers (kHostThreads threads calling Runtime::put/get) drive this
+// PE's proxy at once, each at full rate, against the other PE. Then every PE checks:
+//   - nothing lost or duplicated: the peer's atomic_add count is exact, each fetch_add result is
+//     a distinct value in range, every device put and every host put landed with its own value,
+//     and each host get read back what that thread had put;
+//   - the two producer kinds never shared a ticket counter: the device lane's `reserve` grew by
+//     exactly the number of descriptors device code pushed (host calls take host-lane tickets);
+//   - the proxy never hung: every wait is bounded by TESSERA_TIMEOUT and tessera-run's timeout.
+// Prints "proxy lanes PASS PE p/n ..." per PE. argv[1]: rounds per producer (default 200).
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tessera/device.hpp"
+#include "tessera/launch.hpp"
+#include "tessera/tessera.hpp"
+
+namespace td = tessera::device;
+
+namespace {
+
+constexpr int kBlocks = 4;
+constexpr int kHostThreads = 3;
+constexpr int kFetchEvery = 8;         // every 8th device round also does a fetch_add (collected)
+constexpr int kGetEvery = 4;           // every 4th host round also reads back an earlier put
+constexpr std::size_t kHostWords = 8;  // one host put: 64 bytes
+
+int failures = 0;
+
+void expect(bool ok, int pe, const std::string& what) {
+  if (ok) return;
+  if (++failures <= 10) std::fprintf(stderr, "PE %d: FAILED %s\n", pe, what.c_str());
+}
+
+// The value device round `r` of block `b` on PE `pe` puts, and host round `r` of thread `t`.
+std::uint64_t device_value(int pe, int b, int r) {
+  return (std::uint64_t{1} << 63) | (static_cast<std::uint64_t>(pe) << 40) |
+         (static_cast<std::uint64_t>(b) << 24) | static_cast<std::uint64_t>(r);
+}
+std::uint64_t host_value(int pe, int t, int r, std::size_t w) {
+  return (static_cast<std::uint64_t>(pe) << 40) | (static_cast<std::uint64_t>(t) << 32) |
+         (static_cast<std::uint64_t>(r) << 8) | w;
+}
+
+int run(tessera::Runtime& rt, int rounds) {
+  const int me = rt.pe();
+  const int n = rt.n_pes();
+  if (n != 2) {
+    std::fprintf(stderr, "proxy_lanes_proc: needs 2 PEs, got %d\n", n);
+    return 2;
+  }
+  const int peer = 1 - me;
+  const auto dev_slots = static_cast<std::size_t>(kBlocks) * static_cast<std::size_t>(rounds);
+  const auto host_slots = static_cast<std::size_t>(kHostThreads) * static_cast<std::size_t>(rounds);
+  auto dev_src = rt.alloc<std::uint64_t>(dev_slots);  // device puts' sources (in the heap)
+  auto dev_box = rt.alloc<std::uint64_t>(dev_slots);  // where the peer's device puts land
+  auto host_box = rt.alloc<std::uint64_t>(host_slots * kHostWords);  // the peer's host puts
+  auto words = rt.alloc<std::uint64_t>(2);  // [0] atomic_add count, [1] fetch_add count
+  for (int b = 0; b < kBlocks; ++b)
+    for (int r = 0; r < rounds; ++r)
+      dev_src[static_cast<std::size_t>(b * rounds + r)] = device_value(me, b, r);
+  for (std::size_t i = 0; i < dev_slots; ++i) dev_box[i] = 0;
+  for (std::size_t i = 0; i < host_slots * kHostWords; ++i) host_box[i] = 0;
+  words[0] = 0;
+  words[1] = 0;
+  const int fetches_per_block = (rounds + kFetchEvery - 1) / kFetchEvery;
+  std::vector<std::uint64_t> fetched(static_cast<std::size_t>(kBlocks * fetches_per_block), ~0ull);
+  rt.barrier();
+
+  const auto ctx = rt.device_context();
+  if (ctx.proxy == nullptr) {
+    std::fprintf(stderr, "proxy_lanes_proc: PE %d has no network proxy (run with --node-ids)\n",
+                 me);
+    return 2;
+  }
+  const std::uint64_t reserve_before =
+      td::platform::atomic_load(&ctx.proxy->reserve, td::Sem::acquire, td::Scope::system);
+
+  // Both kinds start together: the host threads spin on `go`, set once the kernel is queued.
+  std::atomic<bool> go{false};
+  std::atomic<int> host_bad{0};
+  std::vector<std::thread> hosts;
+  for (int t = 0; t < kHostThreads; ++t) {
+    hosts.emplace_back([&, t] {
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      std::uint64_t out[kHostWords];
+      std::uint64_t back[kHostWords];
+      try {
+        for (int r = 0; r < rounds; ++r) {
+          const std::size_t slot = static_cast<std::size_t>(t * rounds + r) * kHostWords;
+          for (std::size_t w = 0; w < kHostWords; ++w) out[w] = host_value(me, t, r, w);
+          rt.put(host_box.get() + slot, out, sizeof(out), peer);
+          if (r % kGetEvery == 0) {
+            rt.get(back, host_box.get() + slot, sizeof(back), peer);
+            for (std::size_t w = 0; w < kHostWords; ++w)
+              if (back[w] != out[w]) host_bad.fetch_add(1);
+          }
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "PE %d host thread %d: %s\n", me, t, e.what());
+        host_bad.fetch_add(1000000);
+      }
+    });
+  }
+  std::uint64_t* fetched_out = fetched.data();
+  std::uint64_t* box = dev_box.get();
+  const std::uint64_t* src = dev_src.get();
+  std::uint64_t* counters = words.get();
+  tessera::launch(rt.stream(), kBlocks, [=](td::Block blk) {
+    const int b = blk.block_id();
+    for (int r = 0; r < rounds; ++r) {
+      const std::size_t i = static_cast<std::size_t>(b * rounds + r);
+      td::put_nbi(td::Thread{}, ctx, td::make_tile(box + i, 1),
+                  td::make_tile<const std::uint64_t>(src + i, 1), peer);
+      td::atomic_add(ctx, counters, std::uint64_t{1}, peer);
+      if (r % kFetchEvery == 0) {
+        fetched_out[static_cast<std::size_t>(b * fetches_per_block + r / kFetchEvery)] =
+            td::atomic_fetch_add(ctx, counters + 1, std::uint64_t{1}, peer);
+      }
+    }
+    td::quiet(ctx);
+  });
+  go.store(true, std::memory_order_release);
+  for (auto& h : hosts) h.join();
+  rt.stream().synchronize();
+  const std::uint64_t reserve_after =
+      td::platform::atomic_load(&ctx.proxy->reserve, td::Sem::acquire, td::Scope::system);
+  rt.barrier();  // every PE's operations complete, and visible here
+
+  const std::uint64_t device_pushes =
+      static_cast<std::uint64_t>(kBlocks) *
+      (2 * static_cast<std::uint64_t>(rounds) + static_cast<std::uint64_t>(fetches_per_block));
+  expect(reserve_after - reserve_before == device_pushes, me,
+         "device lane tickets: " + std::to_string(reserve_after - reserve_before) +
+             ", device code "
+             "pushed " +
+             std::to_string(device_pushes) + " (host calls must not take these)");
+  expect(host_bad.load() == 0, me,
+         "host get read back other data (" + std::to_string(host_bad.load()) + " words)");
+  expect(words[0] == static_cast<std::uint64_t>(kBlocks) * static_cast<std::uint64_t>(rounds), me,
+         "atomic_add count " + std::to_string(words[0]));
+  expect(words[1] == fetched.size(), me, "fetch_add count " + std::to_string(words[1]));
+  std::vector<int> seen(fetched.size(), 0);
+  for (std::uint64_t v : fetched) {
+    if (v < seen.size()) {
+      ++seen[v];
+    } else {
+      expect(false, me, "fetch_add returned " + std::to_string(v));
+    }
+  }
+  for (std::size_t v = 0; v < seen.size(); ++v)
+    expect(
+        seen[v] == 1, me,
+        "fetch_add value " + std::to_string(v) + " returned " + std::to_string(seen[v]) + " times");
+  for (int b = 0; b < kBlocks; ++b)
+    for (int r = 0; r < rounds; ++r)
+      expect(dev_box[static_cast<std::size_t>(b * rounds + r)] == device_value(peer, b, r), me,
+             "device put block " + std::to_string(b) + " round " + std::to_string(r));
+  for (int t = 0; t < kHostThreads; ++t)
+    for (int r = 0; r < rounds; ++r)
+      for (std::size_t w = 0; w < kHostWords; ++w)
+        expect(host_box[static_cast<std::size_t>(t * rounds + r) * kHostWords + w] ==
+                   host_value(peer, t, r, w),
+               me, "host put thread " + std::to_string(t) + " round " + std::to_string(r));
+  rt.barrier();
+  std::printf("proxy lanes %s PE %d/%d: %llu device-lane tickets, %d host puts\n",
+              failures == 0 ? "PASS" : "FAIL", me, n,
+              static_cast<unsigned long long>(reserve_after - reserve_before),
+              kHostThreads * rounds);
+  std::fflush(stdout);
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 200;
+  try {
+    auto options = tessera::Options::from_env();
+    if (std::getenv("TESSERA_HEAP_SIZE") == nullptr) options.heap_size = std::size_t{16} << 20;
+    auto rt = tessera::Runtime::init(options);
+    const int rc = run(rt, rounds < 1 ? 1 : rounds);
+    rt.finalize();
+    return rc;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "proxy_lanes_proc: %s\n", e.what());
+    return 2;
+  }
+}
