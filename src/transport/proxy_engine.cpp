@@ -95,8 +95,13 @@ class ProxyTransport final : public FabricTransport {
                   reinterpret_cast<const std::uint64_t*>(r.segment + r.control_offset) +
                       device::Context::kAbortWord),
         bounds_{r.n_pes, r.heap_bytes, r.control_offset, r.control_bytes},
+        heap_reg_(heap_registration(r.memory, r.device)),
         endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment, r.segment_bytes, &r.placement,
-                  heap_registration(r.memory, r.device)) {
+                  heap_reg_) {
+    provider_mr_.mr_local = endpoint_.mr_local();
+    provider_mr_.mr_hmem = endpoint_.mr_hmem();
+    provider_mr_.hmem = endpoint_.hmem();
+    provider_mr_.name = endpoint_.provider();
     lanes_[0].ch = ring_;
     lanes_[0].n_slots = device::ProxyChannel::slots_for(r.ring_bytes);
     lanes_[0].name = "device";
@@ -394,17 +399,40 @@ class ProxyTransport final : public FabricTransport {
     }
   }
 
-  // FI_MR_LOCAL: registers a put/get buffer that is not in the heap.
+  // The descriptor of a put/get's local buffer, registering it when the provider asks
+  // (local_registration: FI_MR_LOCAL for any buffer, FI_MR_HMEM for device memory).
   bool prepare_local(Op& op) {
     op.local_mr.reset();
     op.local_desc = nullptr;
-    if (!endpoint_.mr_local() || op.d.bytes == 0) return true;
-    const void* local = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(op.d.local));
-    op.local_desc = endpoint_.local_desc(local, op.d.bytes);
-    if (op.local_desc != nullptr) return true;
+    if (op.d.bytes == 0 || (!endpoint_.mr_local() && !endpoint_.mr_hmem())) return true;
+    void* local = reinterpret_cast<void*>(static_cast<std::uintptr_t>(op.d.local));
+    void* heap_desc = endpoint_.local_desc(local, op.d.bytes);
+    int device = -1;
+    // Only a GPU job has device buffers; a host job never asks the GPU runtime.
+    const HeapMemory memory = heap_reg_.hmem && heap_desc == nullptr
+                                  ? local_buffer_memory(local, &device)
+                                  : HeapMemory::host;
+    const LocalRegistration r = local_registration(op.d.bytes, heap_desc != nullptr, memory, device,
+                                                   heap_reg_, provider_mr_);
+    // Distinct keys per lane and ticket (3 + 2 * ticket + lane), clear of the heap's and ops_'.
+    const std::uint64_t key = 3 + 2 * op.ticket + (op.lane == &lanes_[1] ? 1 : 0);
     try {
-      op.local_mr =
-          endpoint_.register_region(const_cast<void*>(local), op.d.bytes, 3 + op.ticket, false);
+      switch (r.action) {
+        case LocalRegistration::none:
+          return true;
+        case LocalRegistration::heap:
+          op.local_desc = heap_desc;
+          return true;
+        case LocalRegistration::register_host:
+          op.local_mr = endpoint_.register_region(local, op.d.bytes, key, false);
+          break;
+        case LocalRegistration::register_hmem:
+          op.local_mr = endpoint_.register_region(local, op.d.bytes, key, false, r.where);
+          break;
+        case LocalRegistration::refuse:
+          fail(device::FailureCode::invalid_argument, r.error);
+          return false;
+      }
       op.local_desc = op.local_mr->desc();
     } catch (const Error& e) {
       fail(device::FailureCode::transport, e.message());
@@ -529,10 +557,12 @@ class ProxyTransport final : public FabricTransport {
   ProxyRing host_lane_;         // the host lane's memory (ordinary host memory)
   ProxyHostProducer producer_;  // host calls' descriptors (Runtime::put/get), on the host lane
   ProxyBounds bounds_;
+  HeapRegistration heap_reg_;  // how the heap is registered (GPU memory: FI_HMEM)
   FabricEndpoint endpoint_;
-  Lane lanes_[2];            // [0] device lane, [1] host lane
-  unsigned first_lane_ = 0;  // the lane issue() serves first this turn
-  std::uint32_t n_ops_ = 0;  // records in ops_: both lanes' slots
+  ProviderMrMode provider_mr_;  // what the provider's mr_mode asks of local buffers
+  Lane lanes_[2];               // [0] device lane, [1] host lane
+  unsigned first_lane_ = 0;     // the lane issue() serves first this turn
+  std::uint32_t n_ops_ = 0;     // records in ops_: both lanes' slots
   std::unique_ptr<Op[]> ops_;
   std::unique_ptr<FabricRegion> ops_mr_;
   void* ops_desc_ = nullptr;
