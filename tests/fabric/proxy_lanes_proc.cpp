@@ -9,6 +9,8 @@
 //     exactly the number of descriptors device code pushed (host calls take host-lane tickets);
 //   - the proxy never hung: every wait is bounded by TESSERA_TIMEOUT and tessera-run's timeout.
 // Prints "proxy lanes PASS PE p/n ..." per PE. argv[1]: rounds per producer (default 200).
+// Single source: compiled by nvcc in CUDA builds, the kernel runs on the GPU there (thread 0 of
+// each block pushes) and the heap is read and written only through Runtime::put/get.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -49,6 +51,39 @@ std::uint64_t host_value(int pe, int t, int r, std::size_t w) {
          (static_cast<std::uint64_t>(r) << 8) | w;
 }
 
+// Each block, `rounds` times: put one word of `src` into the peer's `box`, add 1 to the peer's
+// counters[0], and every kFetchEvery-th round fetch_add the peer's counters[1] into `fetched`.
+struct DeviceProducers {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint64_t* box,
+                                      const std::uint64_t* src, std::uint64_t* counters,
+                                      std::uint64_t* fetched, int rounds, int fetches_per_block,
+                                      int peer) const {
+    if (blk.rank() != 0) return;
+    const int b = blk.block_id();
+    for (int r = 0; r < rounds; ++r) {
+      const std::size_t i = static_cast<std::size_t>(b * rounds + r);
+      td::put_nbi(td::Thread{}, ctx, td::make_tile(box + i, 1),
+                  td::make_tile<const std::uint64_t>(src + i, 1), peer);
+      td::atomic_add(ctx, counters, std::uint64_t{1}, peer);
+      if (r % kFetchEvery == 0) {
+        fetched[static_cast<std::size_t>(b * fetches_per_block + r / kFetchEvery)] =
+            td::atomic_fetch_add(ctx, counters + 1, std::uint64_t{1}, peer);
+      }
+    }
+    td::quiet(ctx);
+  }
+};
+
+// The n words at heap `p` of this PE, and the same written.
+std::vector<std::uint64_t> read_local(tessera::Runtime& rt, const std::uint64_t* p, std::size_t n) {
+  std::vector<std::uint64_t> v(n);
+  rt.get(v.data(), p, n * sizeof(std::uint64_t), rt.pe());
+  return v;
+}
+void write_local(tessera::Runtime& rt, std::uint64_t* p, const std::vector<std::uint64_t>& v) {
+  rt.put(p, v.data(), v.size() * sizeof(std::uint64_t), rt.pe());
+}
+
 int run(tessera::Runtime& rt, int rounds) {
   const int me = rt.pe();
   const int n = rt.n_pes();
@@ -63,15 +98,18 @@ int run(tessera::Runtime& rt, int rounds) {
   auto dev_box = rt.alloc<std::uint64_t>(dev_slots);  // where the peer's device puts land
   auto host_box = rt.alloc<std::uint64_t>(host_slots * kHostWords);  // the peer's host puts
   auto words = rt.alloc<std::uint64_t>(2);  // [0] atomic_add count, [1] fetch_add count
+  const int fetches_per_block = (rounds + kFetchEvery - 1) / kFetchEvery;
+  const auto n_fetched = static_cast<std::size_t>(kBlocks * fetches_per_block);
+  auto fetched_at = rt.alloc<std::uint64_t>(n_fetched);  // this PE's fetch_add results
+  std::vector<std::uint64_t> init(dev_slots);
   for (int b = 0; b < kBlocks; ++b)
     for (int r = 0; r < rounds; ++r)
-      dev_src[static_cast<std::size_t>(b * rounds + r)] = device_value(me, b, r);
-  for (std::size_t i = 0; i < dev_slots; ++i) dev_box[i] = 0;
-  for (std::size_t i = 0; i < host_slots * kHostWords; ++i) host_box[i] = 0;
-  words[0] = 0;
-  words[1] = 0;
-  const int fetches_per_block = (rounds + kFetchEvery - 1) / kFetchEvery;
-  std::vector<std::uint64_t> fetched(static_cast<std::size_t>(kBlocks * fetches_per_block), ~0ull);
+      init[static_cast<std::size_t>(b * rounds + r)] = device_value(me, b, r);
+  write_local(rt, dev_src.get(), init);
+  write_local(rt, dev_box.get(), std::vector<std::uint64_t>(dev_slots, 0));
+  write_local(rt, host_box.get(), std::vector<std::uint64_t>(host_slots * kHostWords, 0));
+  write_local(rt, words.get(), std::vector<std::uint64_t>(2, 0));
+  write_local(rt, fetched_at.get(), std::vector<std::uint64_t>(n_fetched, ~0ull));
   rt.barrier();
 
   const auto ctx = rt.device_context();
@@ -109,30 +147,19 @@ int run(tessera::Runtime& rt, int rounds) {
       }
     });
   }
-  std::uint64_t* fetched_out = fetched.data();
-  std::uint64_t* box = dev_box.get();
-  const std::uint64_t* src = dev_src.get();
-  std::uint64_t* counters = words.get();
-  tessera::launch(rt.stream(), kBlocks, [=](td::Block blk) {
-    const int b = blk.block_id();
-    for (int r = 0; r < rounds; ++r) {
-      const std::size_t i = static_cast<std::size_t>(b * rounds + r);
-      td::put_nbi(td::Thread{}, ctx, td::make_tile(box + i, 1),
-                  td::make_tile<const std::uint64_t>(src + i, 1), peer);
-      td::atomic_add(ctx, counters, std::uint64_t{1}, peer);
-      if (r % kFetchEvery == 0) {
-        fetched_out[static_cast<std::size_t>(b * fetches_per_block + r / kFetchEvery)] =
-            td::atomic_fetch_add(ctx, counters + 1, std::uint64_t{1}, peer);
-      }
-    }
-    td::quiet(ctx);
-  });
+  tessera::launch(rt.stream(), kBlocks, DeviceProducers{}, ctx, dev_box.get(),
+                  static_cast<const std::uint64_t*>(dev_src.get()), words.get(), fetched_at.get(),
+                  rounds, fetches_per_block, peer);
   go.store(true, std::memory_order_release);
   for (auto& h : hosts) h.join();
   rt.stream().synchronize();
   const std::uint64_t reserve_after =
       td::platform::atomic_load(&ctx.proxy->reserve, td::Sem::acquire, td::Scope::system);
   rt.barrier();  // every PE's operations complete, and visible here
+  const auto counts = read_local(rt, words.get(), 2);
+  const auto fetched = read_local(rt, fetched_at.get(), n_fetched);
+  const auto box = read_local(rt, dev_box.get(), dev_slots);
+  const auto hbox = read_local(rt, host_box.get(), host_slots * kHostWords);
 
   const std::uint64_t device_pushes =
       static_cast<std::uint64_t>(kBlocks) *
@@ -144,9 +171,9 @@ int run(tessera::Runtime& rt, int rounds) {
              std::to_string(device_pushes) + " (host calls must not take these)");
   expect(host_bad.load() == 0, me,
          "host get read back other data (" + std::to_string(host_bad.load()) + " words)");
-  expect(words[0] == static_cast<std::uint64_t>(kBlocks) * static_cast<std::uint64_t>(rounds), me,
-         "atomic_add count " + std::to_string(words[0]));
-  expect(words[1] == fetched.size(), me, "fetch_add count " + std::to_string(words[1]));
+  expect(counts[0] == static_cast<std::uint64_t>(kBlocks) * static_cast<std::uint64_t>(rounds), me,
+         "atomic_add count " + std::to_string(counts[0]));
+  expect(counts[1] == fetched.size(), me, "fetch_add count " + std::to_string(counts[1]));
   std::vector<int> seen(fetched.size(), 0);
   for (std::uint64_t v : fetched) {
     if (v < seen.size()) {
@@ -161,12 +188,12 @@ int run(tessera::Runtime& rt, int rounds) {
         "fetch_add value " + std::to_string(v) + " returned " + std::to_string(seen[v]) + " times");
   for (int b = 0; b < kBlocks; ++b)
     for (int r = 0; r < rounds; ++r)
-      expect(dev_box[static_cast<std::size_t>(b * rounds + r)] == device_value(peer, b, r), me,
+      expect(box[static_cast<std::size_t>(b * rounds + r)] == device_value(peer, b, r), me,
              "device put block " + std::to_string(b) + " round " + std::to_string(r));
   for (int t = 0; t < kHostThreads; ++t)
     for (int r = 0; r < rounds; ++r)
       for (std::size_t w = 0; w < kHostWords; ++w)
-        expect(host_box[static_cast<std::size_t>(t * rounds + r) * kHostWords + w] ==
+        expect(hbox[static_cast<std::size_t>(t * rounds + r) * kHostWords + w] ==
                    host_value(peer, t, r, w),
                me, "host put thread " + std::to_string(t) + " round " + std::to_string(r));
   rt.barrier();
