@@ -376,8 +376,8 @@ class ProxyTransport final : public FabricTransport {
       const std::string bad = validate_descriptor(op.d, bounds_);
       if (!bad.empty()) {
         fail(device::FailureCode::invalid_argument, "network proxy of PE " + std::to_string(pe_) +
-                                                        " rejected a " + lane.name +
-                                                        " descriptor: " + bad);
+                                                        " rejected a descriptor: " + bad + " (" +
+                                                        lane.name + " lane)");
         return false;
       }
       if (op.d.pe == pe_ && op.d.op != ProxyOp::fence) {

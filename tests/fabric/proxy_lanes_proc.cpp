@@ -9,9 +9,14 @@
 //     exactly the number of descriptors device code pushed (host calls take host-lane tickets);
 //   - the proxy never hung: every wait is bounded by TESSERA_TIMEOUT and tessera-run's timeout.
 // Prints "proxy lanes PASS PE p/n ..." per PE. argv[1]: rounds per producer (default 200).
+// argv[1] = "lane-failure": device code on PE 0 pushes a descriptor the proxy rejects; PE 0's
+// next host puts (host lane) must fail with that rejection, not time out: "lane-failure PASS".
 // Single source: compiled by nvcc in CUDA builds, the kernel runs on the GPU there (thread 0 of
 // each block pushes) and the heap is read and written only through Runtime::put/get.
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +76,19 @@ struct DeviceProducers {
       }
     }
     td::quiet(ctx);
+  }
+};
+
+// Pushes one put the proxy must reject (its target range lies past the end of the heap),
+// straight onto the device lane, bypassing the device API's own checks.
+struct DeviceBadPush {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, const std::uint64_t* src,
+                                      int peer) const {
+    if (blk.rank() != 0) return;
+    td::detail::proxy_push(ctx,
+                           td::encode_proxy_rma(td::ProxyOp::put, peer, ctx.heap_size + 64,
+                                                reinterpret_cast<std::uintptr_t>(src), 8),
+                           "lane-failure put");
   }
 };
 
@@ -205,15 +223,57 @@ int run(tessera::Runtime& rt, int rounds) {
   return failures == 0 ? 0 : 1;
 }
 
+// A failure the proxy records because of a device-lane descriptor reaches host calls, whose
+// waits watch the host lane: both lanes carry it.
+int lane_failure(tessera::Runtime& rt) {
+  const int me = rt.pe();
+  auto word = rt.alloc<std::uint64_t>(1);
+  rt.barrier();
+  // The job is broken after the failure: no Runtime collective and no finalize. PE 1 stays alive
+  // (a lost peer would be another failure) until PE 0 checked, meeting it at a bootstrap barrier.
+  if (me != 0) {
+    rt.bootstrap().barrier();
+    _exit(0);
+  }
+  const auto ctx = rt.device_context();
+  tessera::launch(rt.stream(), 1, DeviceBadPush{}, ctx,
+                  static_cast<const std::uint64_t*>(word.get()), 1);
+  rt.stream().synchronize();
+  const std::uint64_t v = 1;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    // Puts issued before the proxy reached the bad descriptor may land; the loop ends on its
+    // condition (a put throws) or at its bound.
+    for (int i = 0; i < 100000; ++i) rt.put(word.get(), &v, sizeof(v), 1);
+    std::printf("lane-failure FAIL: host puts kept succeeding after the proxy failed\n");
+  } catch (const tessera::Error& e) {
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool ok = e.code() == tessera::ErrorCode::invalid_argument &&
+                    std::string(e.what()).find(
+                        "network proxy of PE 0 rejected a descriptor: "
+                        "put to PE 1") != std::string::npos &&
+                    s < 5.0;
+    std::printf("lane-failure %s after %.2f s: %s\n", ok ? "PASS" : "FAIL", s, e.what());
+    std::fflush(stdout);
+    rt.bootstrap().barrier();
+    _exit(ok ? 0 : 1);
+  }
+  std::fflush(stdout);
+  rt.bootstrap().barrier();
+  _exit(1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 200;
+  const std::string mode = argc > 1 ? argv[1] : "200";
+  const int rounds = std::atoi(mode.c_str());
   try {
     auto options = tessera::Options::from_env();
     if (std::getenv("TESSERA_HEAP_SIZE") == nullptr) options.heap_size = std::size_t{16} << 20;
     auto rt = tessera::Runtime::init(options);
-    const int rc = run(rt, rounds < 1 ? 1 : rounds);
+    const int rc = mode == "lane-failure" ? lane_failure(rt) : run(rt, rounds < 1 ? 1 : rounds);
     rt.finalize();
     return rc;
   } catch (const std::exception& e) {
