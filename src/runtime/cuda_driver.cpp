@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tessera/error.hpp"
+#include "transport/heap_registration.hpp"  // g-ring: local_buffer_memory
 
 namespace tessera::detail::cuda {
 namespace {
@@ -94,16 +95,64 @@ void check(CUresult result, const char* call, int pe) {
       std::string(call) + " failed: " + text + " (CUresult " + std::to_string(result) + ")");
 }
 
+// --- g-ring (issue 18 item 3): GPUDirect RDMA on the VMM heap ------------------------------
+// A cuMemCreate allocation a NIC may read and write directly (the heap the proxy registers with
+// FI_HMEM_CUDA) must ask for it with allocFlags.gpuDirectRDMACapable, which the driver accepts
+// only where CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is set. Elsewhere the
+// flag stays clear and a provider that needs GPUDirect fails the heap's fi_mr_regattr, naming it.
+bool rdma_with_vmm(const DriverApi& api, int device) {
+  if (!api.missing.empty()) return false;
+  CUdevice dev = 0;
+  int supported = 0;
+  if (api.device_get(&dev, device) != CUDA_SUCCESS ||
+      api.device_get_attribute(&supported,
+                               CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+                               dev) != CUDA_SUCCESS) {
+    return false;
+  }
+  return supported != 0;
+}
+// --- end g-ring block -------------------------------------------------------------------------
+
 CUmemAllocationProp device_allocation(int device) {
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = device;
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  // g-ring (issue 18 item 3): the same flags for the granularity query and cuMemCreate.
+  prop.allocFlags.gpuDirectRDMACapable = rdma_with_vmm(driver(), device) ? 1 : 0;
   return prop;
 }
 
 }  // namespace
+
+// --- g-ring (issue 18 item 3) ------------------------------------------------------------------
+bool vmm_rdma_supported(int device) { return rdma_with_vmm(driver(), device); }
+
+}  // namespace tessera::detail::cuda
+
+namespace tessera::detail {
+
+// Where a proxy put/get's local buffer lives (transport/heap_registration.hpp): device memory
+// (VMM-mapped, cudaMalloc'd or managed: all FI_HMEM_CUDA) or host memory (pageable or pinned).
+HeapMemory local_buffer_memory(const void* p, int* device) {
+  *device = -1;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // an unknown pointer is host memory; leave no sticky error
+    return HeapMemory::host;
+  }
+  if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged)
+    return HeapMemory::host;
+  *device = attributes.device;
+  return HeapMemory::cuda;
+}
+
+}  // namespace tessera::detail
+
+namespace tessera::detail::cuda {
+// --- end g-ring block -------------------------------------------------------------------------
 
 bool vmm_supported(int device) {
   const DriverApi& api = driver();

@@ -2,7 +2,8 @@
 // PE's network proxy thread (DESIGN §4, §6). Allocated at init so the ring exists before any
 // kernel runs: pinned host memory mapped into the device (cudaHostAllocMapped) on the cuda
 // backend, so a kernel writes descriptors with plain stores that the proxy thread polls; ordinary
-// host memory on the host backend. Internal.
+// host memory on the host backend. Only device code pushes on this ring (the device lane); host
+// calls use the proxy's separate host lane (src/transport/proxy_engine.cpp). Internal.
 #pragma once
 
 #include <cstddef>

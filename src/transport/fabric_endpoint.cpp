@@ -122,6 +122,8 @@ class Endpoint {
     choose_info(provider, placement, heap);
     fi_info* fi = info_.get();
     mr_local_ = (fi->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+    mr_hmem_ = (fi->domain_attr->mr_mode & FI_MR_HMEM) != 0;
+    hmem_ = (fi->caps & FI_HMEM) != 0;
     virt_addr_ = (fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     const bool prov_key = (fi->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
     const bool mr_endpoint = (fi->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
@@ -220,11 +222,15 @@ class Endpoint {
       attr.access = access;
       attr.requested_key = key;
       attr.iface = hmem_iface(where.iface);
+      // fi_mr_attr names a CUDA device; ROCR memory has no device field (libfabric finds the
+      // agent from the address).
       if (where.iface == HeapMemory::cuda) attr.device.cuda = where.device;
       const int rc = fi_mr_regattr(domain_.get(), &attr, 0, &mr);
       if (rc != 0) {
+        // Keys 0 and 1 are the heap's (see the constructor); the proxy's buffers use others.
         fail_setup(pe_,
-                   "fi_mr_regattr of the heap in " + describe(where) + " on provider " + provider(),
+                   std::string("fi_mr_regattr of ") + (key <= 1 ? "the heap" : "a local buffer") +
+                       " in " + describe(where) + " on provider " + provider(),
                    rc);
       }
     } else {
@@ -257,6 +263,8 @@ class Endpoint {
   // True when the CQ has a wait object (fi_cq_sread blocks until the provider has work).
   bool cq_waits() const { return cq_waits_; }
   bool mr_local() const { return mr_local_; }
+  bool mr_hmem() const { return mr_hmem_; }
+  bool hmem() const { return hmem_; }
   bool delivery_complete() const { return delivery_complete_; }
   std::size_t max_msg() const { return max_msg_; }
   std::string provider() const { return provider_name(); }
@@ -323,6 +331,8 @@ class Endpoint {
   Info info_;
   bool delivery_complete_ = false;
   bool mr_local_ = false;
+  bool mr_hmem_ = false;  // FI_MR_HMEM: device buffers need a registration and its descriptor
+  bool hmem_ = false;     // FI_HMEM granted: device buffers may be passed at all
   bool virt_addr_ = false;
   bool cq_waits_ = false;
   std::size_t max_msg_ = 0;
@@ -414,6 +424,13 @@ FabricEndpoint::FabricEndpoint(Bootstrap& bootstrap, int pe, int n_pes, const st
                                    heap)) {}
 
 FabricEndpoint::~FabricEndpoint() = default;
+
+std::unique_ptr<FabricRegion> FabricEndpoint::register_region(void* p, std::size_t bytes,
+                                                              std::uint64_t key, bool bind_ep,
+                                                              const HeapRegistration& where) {
+  return std::make_unique<FabricRegion>(
+      impl_->register_region(p, bytes, key, bind_ep, where).release());
+}
 
 std::unique_ptr<FabricRegion> FabricEndpoint::register_region(void* p, std::size_t bytes,
                                                               std::uint64_t key, bool bind_ep) {
@@ -531,6 +548,8 @@ void FabricEndpoint::check(int rc, const char* what) const { impl_->check(rc, wh
 
 bool FabricEndpoint::cq_waits() const { return impl_->cq_waits(); }
 bool FabricEndpoint::mr_local() const { return impl_->mr_local(); }
+bool FabricEndpoint::mr_hmem() const { return impl_->mr_hmem(); }
+bool FabricEndpoint::hmem() const { return impl_->hmem(); }
 bool FabricEndpoint::mr_endpoint() const {
   return (impl_->info()->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
 }

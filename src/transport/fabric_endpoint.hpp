@@ -70,6 +70,9 @@ class FabricEndpoint {
   // FI_MR_ENDPOINT (mr_endpoint()).
   std::unique_ptr<FabricRegion> register_region(void* p, std::size_t bytes, std::uint64_t key,
                                                 bool bind_ep);
+  // The same in the memory `where` names (fi_mr_regattr with FI_HMEM_CUDA/ROCR for GPU memory).
+  std::unique_ptr<FabricRegion> register_region(void* p, std::size_t bytes, std::uint64_t key,
+                                                bool bind_ep, const HeapRegistration& where);
   // The descriptor of local memory [p, p + bytes): the region's, or null (no FI_MR_LOCAL).
   void* local_desc(const void* p, std::size_t bytes) const;
 
@@ -102,6 +105,10 @@ class FabricEndpoint {
   // True when the CQ has a wait object (a blocking read sleeps until the provider has work).
   bool cq_waits() const;
   bool mr_local() const;
+  // FI_MR_HMEM: device-memory buffers need a registration and its descriptor (issue 18 item 3).
+  bool mr_hmem() const;
+  // The provider granted FI_HMEM (asked for when the heap is in GPU memory).
+  bool hmem() const;
   bool mr_endpoint() const;
   bool delivery_complete() const;
   std::size_t max_msg() const;

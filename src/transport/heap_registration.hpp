@@ -5,6 +5,7 @@
 // maps it onto libfabric's constants. Internal.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace tessera::detail {
@@ -44,5 +45,67 @@ inline std::string describe(const HeapRegistration& r) {
   return r.hmem ? std::string(r.what) + " (device " + std::to_string(r.device) + ")"
                 : std::string(r.what);
 }
+
+// --- buffers outside the heap (issue 18 item 3) ---
+// A put/get names a local buffer the proxy hands to fi_write/fi_read. In the heap it carries the
+// heap's descriptor; outside it, the provider's mr_mode decides: FI_MR_LOCAL wants every local
+// buffer registered, FI_MR_HMEM wants every device-memory buffer registered (with fi_mr_regattr
+// naming FI_HMEM_CUDA/ROCR and the device, never as host memory), and a device buffer needs a
+// provider that granted FI_HMEM at all.
+
+// What the endpoint's provider asks for, as fi_getinfo answered.
+struct ProviderMrMode {
+  bool mr_local = false;  // FI_MR_LOCAL
+  bool mr_hmem = false;   // FI_MR_HMEM
+  bool hmem = false;      // caps include FI_HMEM
+  std::string name;       // "tcp;ofi_rxm", for messages
+};
+
+// What the proxy does with one local buffer.
+struct LocalRegistration {
+  enum Action {
+    none,           // pass no descriptor
+    heap,           // the heap's descriptor (the buffer lies in the heap)
+    register_host,  // fi_mr_reg it as host memory, pass its descriptor
+    register_hmem,  // fi_mr_regattr it in `where` (FI_HMEM_CUDA/ROCR, device), pass its descriptor
+    refuse,         // the provider cannot move it: fail with `error`
+  };
+  Action action = none;
+  HeapRegistration where;  // register_hmem's interface and device
+  std::string error;       // refuse's message
+};
+
+// The decision for `bytes` at a local buffer in `memory` on GPU `device` (ignored for host
+// memory), `in_heap` when it lies in the registered heap, whose registration is `heap`. Pure:
+// tested with made-up provider flags (tests/fabric/local_registration_test.cpp).
+inline LocalRegistration local_registration(std::size_t bytes, bool in_heap, HeapMemory memory,
+                                            int device, const HeapRegistration& heap,
+                                            const ProviderMrMode& provider) {
+  LocalRegistration r;
+  if (bytes == 0) return r;
+  if (in_heap) {
+    if (provider.mr_local || (provider.mr_hmem && heap.hmem)) r.action = LocalRegistration::heap;
+    return r;
+  }
+  if (memory == HeapMemory::host) {
+    if (provider.mr_local) r.action = LocalRegistration::register_host;
+    return r;
+  }
+  r.where = heap_registration(memory, device);
+  if (!provider.hmem) {
+    r.action = LocalRegistration::refuse;
+    r.error = "a put/get buffer in " + describe(r.where) +
+              " outside the heap needs FI_HMEM, which provider " + provider.name +
+              " did not grant; use a buffer in the heap or in host memory";
+    return r;
+  }
+  if (provider.mr_local || provider.mr_hmem) r.action = LocalRegistration::register_hmem;
+  return r;
+}
+
+// Where local buffer `p` lives: GPU memory (and its device in *device) or host memory. Defined
+// by the CUDA backend (runtime/cuda_driver.cpp) or, in builds without it, as "host memory"
+// (transport/local_memory_host.cpp). Called only for a job whose heap is in GPU memory.
+HeapMemory local_buffer_memory(const void* p, int* device);
 
 }  // namespace tessera::detail

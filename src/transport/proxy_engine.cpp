@@ -2,6 +2,16 @@
 // (tessera/device/proxy_wire.hpp) into operations on the libfabric endpoint (fabric_endpoint.hpp)
 // and keeps polling the completion queue for the PE's whole life, so peers' operations on this
 // PE's heap make progress on manual-progress providers. See fabric.hpp.
+//
+// Two producer lanes (issue 18 item 2). A lane is a ProxyChannel of its own: its `reserve`
+// counter, its slots, its `completed` word. The device lane is the ring the runtime allocated
+// (pinned host memory mapped into the GPU on GPU backends): only device code takes tickets there.
+// The host lane is ordinary host memory owned here: only host threads (Runtime::put/get through
+// ProxyHostProducer) take tickets there. So no word is ever the target of read-modify-writes by
+// both the CPU and the GPU, which PCIe hosts without hostNativeAtomicSupported do not make atomic;
+// the proxy itself only loads and stores. Ordering between the lanes is the fences' (a fenced
+// descriptor of either lane starts once every started descriptor of both lanes completed) and
+// the host calls' own (each waits for its descriptor before returning).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,6 +24,7 @@
 #include <vector>
 
 #include "runtime/failure_code.hpp"
+#include "runtime/proxy_ring.hpp"
 #include "tessera/error.hpp"
 #include "transport/descriptor.hpp"
 #include "transport/fabric.hpp"
@@ -38,8 +49,10 @@ constexpr int kFlushStage = 2;  // Op::stage of the atomic read that confirms de
 
 // One descriptor in flight. `fi` comes first: providers with FI_CONTEXT mode own it while the
 // operation runs, and completions hand its address back.
+struct Lane;
 struct Op {
   FabricOpContext fi;
+  Lane* lane = nullptr;  // the lane whose ticket this is
   std::uint64_t ticket = 0;
   ProxyDescriptor d{};
   int stage = 0;            // put_signal: 0 = data, 1 = signal; kFlushStage: delivery check
@@ -53,6 +66,21 @@ struct Op {
   void* local_desc = nullptr;
 };
 
+// One producer lane and the proxy's progress through it.
+struct Lane {
+  device::ProxyChannel* ch = nullptr;
+  std::uint32_t n_slots = 0;
+  Op* ops = nullptr;               // n_slots in-flight records, slot t % n_slots for ticket t
+  std::vector<std::uint8_t> done;  // per slot: its ticket completed, `completed` not yet past it
+  std::uint64_t next = 0;          // next ticket to start
+  std::uint64_t completed = 0;     // tickets below it are complete
+  const char* name = "";           // "device", "host"
+};
+
+// The host lane's slots: host calls wait for their own descriptor, so this bounds how many host
+// threads have one in flight at once (a further thread waits, bounded, for a free slot).
+constexpr std::uint32_t kHostLaneSlots = 64;
+
 class ProxyTransport final : public FabricTransport {
  public:
   explicit ProxyTransport(const FabricRequest& r)
@@ -61,21 +89,40 @@ class ProxyTransport final : public FabricTransport {
         log_(r.log),
         placement_(r.placement),
         ring_(r.ring),
-        producer_(r.ring, r.pe, r.timeout,
+        host_lane_(make_host_proxy_ring(device::ProxyChannel::kHeaderBytes +
+                                        kHostLaneSlots * sizeof(ProxyDescriptor))),
+        producer_(static_cast<device::ProxyChannel*>(host_lane_.host), r.pe, r.timeout,
                   reinterpret_cast<const std::uint64_t*>(r.segment + r.control_offset) +
                       device::Context::kAbortWord),
         bounds_{r.n_pes, r.heap_bytes, r.control_offset, r.control_bytes},
+        heap_reg_(heap_registration(r.memory, r.device)),
         endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment, r.segment_bytes, &r.placement,
-                  heap_registration(r.memory, r.device)) {
-    n_slots_ = device::ProxyChannel::slots_for(r.ring_bytes);
-    ring_->n_slots = n_slots_;
-    for (std::uint32_t i = 0; i < n_slots_; ++i) ring_->slots()[i].seq = device::proxy_slot_free(i);
-    ops_ = std::make_unique<Op[]>(n_slots_);
+                  heap_reg_) {
+    provider_mr_.mr_local = endpoint_.mr_local();
+    provider_mr_.mr_hmem = endpoint_.mr_hmem();
+    provider_mr_.hmem = endpoint_.hmem();
+    provider_mr_.name = endpoint_.provider();
+    lanes_[0].ch = ring_;
+    lanes_[0].n_slots = device::ProxyChannel::slots_for(r.ring_bytes);
+    lanes_[0].name = "device";
+    lanes_[1].ch = static_cast<device::ProxyChannel*>(host_lane_.host);
+    lanes_[1].n_slots = kHostLaneSlots;
+    lanes_[1].name = "host";
+    n_ops_ = lanes_[0].n_slots + lanes_[1].n_slots;
+    ops_ = std::make_unique<Op[]>(n_ops_);
+    Op* ops = ops_.get();
+    for (Lane& lane : lanes_) {
+      lane.ch->n_slots = lane.n_slots;
+      for (std::uint32_t i = 0; i < lane.n_slots; ++i)
+        lane.ch->slots()[i].seq = device::proxy_slot_free(i);
+      lane.ops = ops;
+      ops += lane.n_slots;
+      lane.done.assign(lane.n_slots, 0);
+    }
     block_on_cq_ = endpoint_.cq_waits();
-    done_.assign(n_slots_, 0);
     if (endpoint_.mr_local()) {
       ops_mr_ =
-          endpoint_.register_region(ops_.get(), sizeof(Op) * n_slots_, 2, endpoint_.mr_endpoint());
+          endpoint_.register_region(ops_.get(), sizeof(Op) * n_ops_, 2, endpoint_.mr_endpoint());
       ops_desc_ = ops_mr_->desc();
     }
     if (!endpoint_.delivery_complete() && endpoint_.provider() != "shm") {
@@ -86,7 +133,8 @@ class ProxyTransport final : public FabricTransport {
     }
     TESSERA_LOG(log_, info,
                 "fabric: provider " << endpoint_.provider() << ", domain " << nic() << ", "
-                                    << n_slots_ << " ring slots");
+                                    << lanes_[0].n_slots << " device and " << lanes_[1].n_slots
+                                    << " host ring slots");
     std::atomic_thread_fence(std::memory_order_release);
     thread_ = std::thread([this] { run(); });
   }
@@ -96,15 +144,24 @@ class ProxyTransport final : public FabricTransport {
   std::string provider() const override { return endpoint_.provider(); }
   std::string nic() const override { return endpoint_.nic(); }
 
+  // Every descriptor of either lane pushed before the call (loads only: the device lane's
+  // counters are read, never modified, by host code).
   void drain() override {
-    const std::uint64_t end = platform::atomic_load(&ring_->reserve, Sem::acquire, Scope::system);
+    std::uint64_t end[2];
+    for (int i = 0; i < 2; ++i)
+      end[i] = platform::atomic_load(&lanes_[i].ch->reserve, Sem::acquire, Scope::system);
     try {
       device::detail::bounded_wait(
           producer_.watch(), "drain",
           [&] {
             throw_failure();
-            return platform::atomic_load(&ring_->completed, Sem::acquire, Scope::system) >= end ||
-                   !thread_.joinable();
+            if (!thread_.joinable()) return true;
+            for (int i = 0; i < 2; ++i) {
+              if (platform::atomic_load(&lanes_[i].ch->completed, Sem::acquire, Scope::system) <
+                  end[i])
+                return false;
+            }
+            return true;
           },
           [&] {
             throw Error(ErrorCode::timeout, pe_,
@@ -126,7 +183,7 @@ class ProxyTransport final : public FabricTransport {
     stop_.store(true, std::memory_order_release);
     if (thread_.joinable()) thread_.join();
     // Nothing runs any more: registrations of local buffers go before the endpoint.
-    for (std::uint32_t i = 0; i < n_slots_; ++i) ops_[i].local_mr.reset();
+    for (std::uint32_t i = 0; i < n_ops_; ++i) ops_[i].local_mr.reset();
     ops_mr_.reset();
   }
 
@@ -138,16 +195,20 @@ class ProxyTransport final : public FabricTransport {
     throw Error(detail::error_code(code), pe_, ring_->message);
   }
 
-  // Records the first failure for device code and host calls; the proxy issues nothing more.
+  // Records the first failure, in both lanes, for device code and host calls; the proxy issues
+  // nothing more.
   void fail(device::FailureCode code, const std::string& message) {
     if (failed_) return;
     failed_ = true;
     TESSERA_LOG(log_, warn, "fabric proxy: " << message);
-    const std::size_t n = std::min(message.size(), sizeof(ring_->message) - 1);
-    std::memcpy(ring_->message, message.data(), n);
-    ring_->message[n] = '\0';
-    platform::atomic_store(&ring_->failure, static_cast<std::uint32_t>(code) + 1, Sem::release,
-                           Scope::system);
+    for (Lane& lane : lanes_) {
+      device::ProxyChannel* ch = lane.ch;
+      const std::size_t n = std::min(message.size(), sizeof(ch->message) - 1);
+      std::memcpy(ch->message, message.data(), n);
+      ch->message[n] = '\0';
+      platform::atomic_store(&ch->failure, static_cast<std::uint32_t>(code) + 1, Sem::release,
+                             Scope::system);
+    }
   }
 
   // Polls the CQ and the ring until stopped, waiting between polls as ProxyIdlePolicy says.
@@ -197,14 +258,16 @@ class ProxyTransport final : public FabricTransport {
     if (timeout_.count() == 0 || outstanding_ == 0) return;
     const auto limit = std::max<Timeout>(timeout_ / 2, Timeout(1000));
     const auto now = Clock::now();
-    for (std::uint64_t t = completed_; t < next_; ++t) {
-      const Op& op = ops_[t % n_slots_];
-      if (done_[t % n_slots_] != 0 || now - op.started <= limit) continue;
-      fail(device::FailureCode::peer_lost,
-           "PeerLost: PE " + std::to_string(op.d.pe) + " did not complete a " + to_string(op.d.op) +
-               " from PE " + std::to_string(pe_) + " within " + std::to_string(limit.count()) +
-               " ms: its endpoint is gone or unreachable");
-      return;
+    for (const Lane& lane : lanes_) {
+      for (std::uint64_t t = lane.completed; t < lane.next; ++t) {
+        const Op& op = lane.ops[t % lane.n_slots];
+        if (lane.done[t % lane.n_slots] != 0 || now - op.started <= limit) continue;
+        fail(device::FailureCode::peer_lost,
+             "PeerLost: PE " + std::to_string(op.d.pe) + " did not complete a " +
+                 to_string(op.d.op) + " from PE " + std::to_string(pe_) + " within " +
+                 std::to_string(limit.count()) + " ms: its endpoint is gone or unreachable");
+        return;
+      }
     }
   }
 
@@ -250,7 +313,18 @@ class ProxyTransport final : public FabricTransport {
     return true;
   }
 
-  // Starts ready descriptors in ticket order; true when it did anything.
+  // The descriptor at the head of `lane` when it is published, else null.
+  static const ProxyDescriptor* head(const Lane& lane) {
+    const ProxyDescriptor* slot = &lane.ch->slots()[lane.next % lane.n_slots];
+    if (platform::atomic_load(&slot->seq, Sem::acquire, Scope::system) !=
+        device::proxy_slot_published(lane.next))
+      return nullptr;
+    return slot;
+  }
+
+  // Starts ready descriptors, each lane in ticket order, the lanes in turn; true when it did
+  // anything. While a lane's head waits for earlier descriptors, no lane starts anything, so the
+  // other lane's traffic cannot keep that fence waiting forever.
   bool issue() {
     bool busy = false;
     while (!retry_.empty()) {
@@ -261,61 +335,104 @@ class ProxyTransport final : public FabricTransport {
       busy = true;
       if (rc != 0) return busy;
     }
+    if (outstanding_ > 0) {
+      for (const Lane& lane : lanes_) {
+        const ProxyDescriptor* d = head(lane);
+        if (d != nullptr && lane.next < lane.completed + lane.n_slots &&
+            device::proxy_waits_for_earlier(*d))
+          return busy;
+      }
+    }
+    // Alternate which lane goes first, so neither waits behind a full window of the other's.
+    first_lane_ ^= 1u;
+    for (unsigned k = 0; k < 2; ++k) {
+      Lane& lane = lanes_[(first_lane_ + k) & 1u];
+      if (!issue_lane(lane, busy)) return busy;
+    }
+    return busy;
+  }
+
+  // Starts `lane`'s ready descriptors; false when the proxy must stop issuing this turn (a fence
+  // waits, the provider is busy, or a failure).
+  bool issue_lane(Lane& lane, bool& busy) {
     for (;;) {
       // A slot's in-flight record is reused only once the completed prefix passed its last use.
-      if (next_ >= completed_ + n_slots_) return busy;
-      ProxyDescriptor* slot = &ring_->slots()[next_ % n_slots_];
-      if (platform::atomic_load(&slot->seq, Sem::acquire, Scope::system) !=
-          device::proxy_slot_published(next_))
-        return busy;
+      if (lane.next >= lane.completed + lane.n_slots) return true;
+      const ProxyDescriptor* slot = head(lane);
+      if (slot == nullptr) return true;
       const ProxyDescriptor& d = *slot;
-      if (device::proxy_waits_for_earlier(d) && outstanding_ > 0) return busy;
-      Op& op = ops_[next_ % n_slots_];
-      op.ticket = next_;
+      if (device::proxy_waits_for_earlier(d) && outstanding_ > 0) return false;
+      Op& op = lane.ops[lane.next % lane.n_slots];
+      op.lane = &lane;
+      op.ticket = lane.next;
       op.d = d;
       op.stage = 0;
       op.sent = 0;
       op.result = 0;
       op.started = Clock::now();
-      ++next_;
+      ++lane.next;
       ++outstanding_;
       busy = true;
       const std::string bad = validate_descriptor(op.d, bounds_);
       if (!bad.empty()) {
-        fail(device::FailureCode::invalid_argument,
-             "network proxy of PE " + std::to_string(pe_) + " rejected a descriptor: " + bad);
-        return busy;
+        fail(device::FailureCode::invalid_argument, "network proxy of PE " + std::to_string(pe_) +
+                                                        " rejected a descriptor: " + bad + " (" +
+                                                        lane.name + " lane)");
+        return false;
       }
       if (op.d.pe == pe_ && op.d.op != ProxyOp::fence) {
         fail(device::FailureCode::invalid_argument, "network proxy of PE " + std::to_string(pe_) +
                                                         ": a descriptor targets this PE itself");
-        return busy;
+        return false;
       }
       if (op.d.op == ProxyOp::fence) {
         complete(op);
         continue;
       }
-      if (!prepare_local(op)) return busy;
+      if (!prepare_local(op)) return false;
       const int rc = post(op);
       if (FabricEndpoint::again(rc)) {
         retry_.push_back(&op);
-        return busy;
+        return false;
       }
-      if (rc != 0) return busy;
+      if (rc != 0) return false;
     }
   }
 
-  // FI_MR_LOCAL: registers a put/get buffer that is not in the heap.
+  // The descriptor of a put/get's local buffer, registering it when the provider asks
+  // (local_registration: FI_MR_LOCAL for any buffer, FI_MR_HMEM for device memory).
   bool prepare_local(Op& op) {
     op.local_mr.reset();
     op.local_desc = nullptr;
-    if (!endpoint_.mr_local() || op.d.bytes == 0) return true;
-    const void* local = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(op.d.local));
-    op.local_desc = endpoint_.local_desc(local, op.d.bytes);
-    if (op.local_desc != nullptr) return true;
+    if (op.d.bytes == 0 || (!endpoint_.mr_local() && !endpoint_.mr_hmem())) return true;
+    void* local = reinterpret_cast<void*>(static_cast<std::uintptr_t>(op.d.local));
+    void* heap_desc = endpoint_.local_desc(local, op.d.bytes);
+    int device = -1;
+    // Only a GPU job has device buffers; a host job never asks the GPU runtime.
+    const HeapMemory memory = heap_reg_.hmem && heap_desc == nullptr
+                                  ? local_buffer_memory(local, &device)
+                                  : HeapMemory::host;
+    const LocalRegistration r = local_registration(op.d.bytes, heap_desc != nullptr, memory, device,
+                                                   heap_reg_, provider_mr_);
+    // Distinct keys per lane and ticket (3 + 2 * ticket + lane), clear of the heap's and ops_'.
+    const std::uint64_t key = 3 + 2 * op.ticket + (op.lane == &lanes_[1] ? 1 : 0);
     try {
-      op.local_mr =
-          endpoint_.register_region(const_cast<void*>(local), op.d.bytes, 3 + op.ticket, false);
+      switch (r.action) {
+        case LocalRegistration::none:
+          return true;
+        case LocalRegistration::heap:
+          op.local_desc = heap_desc;
+          return true;
+        case LocalRegistration::register_host:
+          op.local_mr = endpoint_.register_region(local, op.d.bytes, key, false);
+          break;
+        case LocalRegistration::register_hmem:
+          op.local_mr = endpoint_.register_region(local, op.d.bytes, key, false, r.where);
+          break;
+        case LocalRegistration::refuse:
+          fail(device::FailureCode::invalid_argument, r.error);
+          return false;
+      }
       op.local_desc = op.local_mr->desc();
     } catch (const Error& e) {
       fail(device::FailureCode::transport, e.message());
@@ -404,7 +521,8 @@ class ProxyTransport final : public FabricTransport {
   }
 
   void complete(Op& op) {
-    ProxyDescriptor* slot = &ring_->slots()[op.ticket % n_slots_];
+    Lane& lane = *op.lane;
+    ProxyDescriptor* slot = &lane.ch->slots()[op.ticket % lane.n_slots];
     op.local_mr.reset();
     if ((op.d.flags & device::kProxyCollect) != 0) {
       platform::atomic_store(&slot->value, device::proxy_result_bits(op.d.word, op.result),
@@ -412,40 +530,44 @@ class ProxyTransport final : public FabricTransport {
       platform::atomic_store(&slot->seq, device::proxy_slot_result(op.ticket), Sem::release,
                              Scope::system);
     } else {
-      platform::atomic_store(&slot->seq, device::proxy_slot_next_lap(op.ticket, n_slots_),
+      platform::atomic_store(&slot->seq, device::proxy_slot_next_lap(op.ticket, lane.n_slots),
                              Sem::release, Scope::system);
     }
-    done_[op.ticket % n_slots_] = 1;
+    lane.done[op.ticket % lane.n_slots] = 1;
     --outstanding_;
   }
 
   void publish() {
-    const std::uint64_t before = completed_;
-    while (completed_ < next_ && done_[completed_ % n_slots_] != 0) {
-      done_[completed_ % n_slots_] = 0;
-      ++completed_;
+    for (Lane& lane : lanes_) {
+      const std::uint64_t before = lane.completed;
+      while (lane.completed < lane.next && lane.done[lane.completed % lane.n_slots] != 0) {
+        lane.done[lane.completed % lane.n_slots] = 0;
+        ++lane.completed;
+      }
+      if (lane.completed != before)
+        platform::atomic_store(&lane.ch->completed, lane.completed, Sem::release, Scope::system);
     }
-    if (completed_ != before)
-      platform::atomic_store(&ring_->completed, completed_, Sem::release, Scope::system);
   }
 
   int pe_;
   Timeout timeout_;
   Logger log_;
   Placement placement_;
-  device::ProxyChannel* ring_;
-  ProxyHostProducer producer_;  // host calls' descriptors (Runtime::put/get)
+  device::ProxyChannel* ring_;  // the device lane's channel (the runtime's ring)
+  ProxyRing host_lane_;         // the host lane's memory (ordinary host memory)
+  ProxyHostProducer producer_;  // host calls' descriptors (Runtime::put/get), on the host lane
   ProxyBounds bounds_;
+  HeapRegistration heap_reg_;  // how the heap is registered (GPU memory: FI_HMEM)
   FabricEndpoint endpoint_;
-  std::uint32_t n_slots_ = 0;
+  ProviderMrMode provider_mr_;  // what the provider's mr_mode asks of local buffers
+  Lane lanes_[2];               // [0] device lane, [1] host lane
+  unsigned first_lane_ = 0;     // the lane issue() serves first this turn
+  std::uint32_t n_ops_ = 0;     // records in ops_: both lanes' slots
   std::unique_ptr<Op[]> ops_;
   std::unique_ptr<FabricRegion> ops_mr_;
   void* ops_desc_ = nullptr;
-  std::vector<std::uint8_t> done_;
   std::deque<Op*> retry_;
-  std::uint64_t next_ = 0;       // next ticket to start
-  std::uint64_t completed_ = 0;  // tickets below it are complete
-  std::uint64_t outstanding_ = 0;
+  std::uint64_t outstanding_ = 0;  // started and not complete, both lanes
   bool failed_ = false;
   bool block_on_cq_ = false;  // an idle proxy waits on the CQ's wait object (Endpoint::cq_waits)
   std::atomic<bool> stop_{false};

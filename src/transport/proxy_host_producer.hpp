@@ -1,8 +1,10 @@
-// Host code's producer on this PE's network proxy ring (wire format:
-// tessera/device/proxy_wire.hpp). It pushes through the same ring code device code uses
-// (tessera/device/impl/proxy_producer.hpp), so both write the same descriptors, and its waits are
-// the library's one bounded wait (the job's timeout, its abort word, the proxy's failure flag);
-// failures come out as tessera::Error instead of device failures. Internal.
+// Host code's producer on this PE's network proxy (wire format: tessera/device/proxy_wire.hpp),
+// on the proxy's host lane: ordinary host memory with its own ticket counter, never the device
+// lane that kernels push on (see proxy_engine.cpp: no word is RMW'd by both CPU and GPU). It pushes
+// through the same ring code device code uses (tessera/device/impl/proxy_producer.hpp), so both
+// write the same descriptors, and its waits are the library's one bounded wait (the job's timeout,
+// its abort word, the proxy's failure flag); failures come out as tessera::Error instead of device
+// failures. Internal.
 #pragma once
 
 #include <cstddef>

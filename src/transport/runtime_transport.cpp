@@ -42,6 +42,10 @@ void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segmen
                   "PEs on other nodes are unreachable: this build has no libfabric, so there is "
                   "no network transport");
     } else {
+      // A HIP heap is ROCm memory (FI_HMEM_ROCR), never host memory (issue 18 item 3).
+      const HeapMemory heap_memory = backend_ == Backend::cuda  ? HeapMemory::cuda
+                                     : backend_ == Backend::hip ? HeapMemory::rocr
+                                                                : HeapMemory::host;
       FabricRequest request{*bootstrap_,
                             pe_,
                             n_pes_,
@@ -50,7 +54,7 @@ void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segmen
                             options_.heap_size,
                             control_offset,
                             device::Context::kBarrierWordsBytes,
-                            backend_ == Backend::cuda ? HeapMemory::cuda : HeapMemory::host,
+                            heap_memory,
                             device_,
                             static_cast<device::ProxyChannel*>(proxy_ring_.host),
                             proxy_ring_.bytes,

@@ -1,7 +1,10 @@
-// The producer side of the network proxy ring (wire format: proxy_wire.hpp). Producers are any
-// threads of this PE; the one consumer is the PE's proxy thread. The ring_* functions need only
-// the ring and what a bounded wait watches, so host code (src/transport/proxy_host_producer.hpp)
-// pushes exactly what device code pushes, without a Context; the proxy_* forms are device code's.
+// The producer side of the network proxy ring (wire format: proxy_wire.hpp). The one consumer is
+// the PE's proxy thread. The ring_* functions need only the ring and what a bounded wait watches,
+// so host code (src/transport/proxy_host_producer.hpp) pushes exactly what device code pushes,
+// without a Context; the proxy_* forms are device code's. Each ring (a lane) has producers of one
+// kind only: ctx.proxy, the device lane, takes device code's tickets; host calls push on the
+// proxy's own host lane (issue 18 item 2). ring_push's fetch_add on `reserve` is therefore never
+// raced by the other processor, which PCIe hosts without hostNativeAtomicSupported do not allow.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,83 @@
+// Issue 18 item 3: what the proxy does with a put/get's local buffer, for made-up provider
+// mr_mode flags (no fabric or GPU needed): the heap's descriptor in the heap, FI_HMEM
+// registration (never a host one) for device memory when FI_MR_LOCAL or FI_MR_HMEM asks, a
+// refusal naming the cause when the provider lacks FI_HMEM, nothing when nothing is asked.
+#include <gtest/gtest.h>
+
+#include "transport/heap_registration.hpp"
+
+namespace {
+
+using tessera::detail::heap_registration;
+using tessera::detail::HeapMemory;
+using tessera::detail::local_registration;
+using tessera::detail::LocalRegistration;
+using tessera::detail::ProviderMrMode;
+
+ProviderMrMode provider(bool mr_local, bool mr_hmem, bool hmem) {
+  ProviderMrMode p;
+  p.mr_local = mr_local;
+  p.mr_hmem = mr_hmem;
+  p.hmem = hmem;
+  p.name = "fake";
+  return p;
+}
+
+const auto kHostHeap = heap_registration(HeapMemory::host, -1);
+const auto kCudaHeap = heap_registration(HeapMemory::cuda, 1);
+
+TEST(LocalRegistration, NothingWhenTheProviderAsksForNothing) {
+  const auto p = provider(false, false, true);
+  EXPECT_EQ(local_registration(64, true, HeapMemory::cuda, 1, kCudaHeap, p).action,
+            LocalRegistration::none);
+  EXPECT_EQ(local_registration(64, false, HeapMemory::host, -1, kCudaHeap, p).action,
+            LocalRegistration::none);
+  EXPECT_EQ(local_registration(64, false, HeapMemory::cuda, 1, kCudaHeap, p).action,
+            LocalRegistration::none);
+  EXPECT_EQ(local_registration(0, false, HeapMemory::cuda, 1, kCudaHeap, provider(1, 1, 1)).action,
+            LocalRegistration::none);
+}
+
+TEST(LocalRegistration, HeapBuffersCarryTheHeapDescriptor) {
+  EXPECT_EQ(local_registration(64, true, HeapMemory::host, -1, kHostHeap, provider(1, 0, 0)).action,
+            LocalRegistration::heap);
+  // FI_MR_HMEM alone: the heap needs its descriptor when it is GPU memory, not when host memory.
+  EXPECT_EQ(local_registration(64, true, HeapMemory::cuda, 1, kCudaHeap, provider(0, 1, 1)).action,
+            LocalRegistration::heap);
+  EXPECT_EQ(local_registration(64, true, HeapMemory::host, -1, kHostHeap, provider(0, 1, 0)).action,
+            LocalRegistration::none);
+}
+
+TEST(LocalRegistration, HostBuffersOutsideTheHeapAreRegisteredForMrLocalOnly) {
+  EXPECT_EQ(
+      local_registration(64, false, HeapMemory::host, -1, kCudaHeap, provider(1, 0, 1)).action,
+      LocalRegistration::register_host);
+  EXPECT_EQ(
+      local_registration(64, false, HeapMemory::host, -1, kCudaHeap, provider(0, 1, 1)).action,
+      LocalRegistration::none);
+}
+
+TEST(LocalRegistration, DeviceBuffersOutsideTheHeapAreRegisteredAsDeviceMemory) {
+  for (const auto& p : {provider(1, 0, 1), provider(0, 1, 1), provider(1, 1, 1)}) {
+    const auto r = local_registration(64, false, HeapMemory::cuda, 2, kCudaHeap, p);
+    EXPECT_EQ(r.action, LocalRegistration::register_hmem);
+    EXPECT_TRUE(r.where.hmem);
+    EXPECT_EQ(r.where.iface, HeapMemory::cuda);
+    EXPECT_EQ(r.where.device, 2);  // the buffer's device, not the heap's
+  }
+  const auto rocm = heap_registration(HeapMemory::rocr, 0);
+  const auto r = local_registration(64, false, HeapMemory::rocr, 0, rocm, provider(0, 1, 1));
+  EXPECT_EQ(r.action, LocalRegistration::register_hmem);
+  EXPECT_EQ(r.where.iface, HeapMemory::rocr);
+}
+
+TEST(LocalRegistration, DeviceBufferWithoutHmemIsRefusedWithTheCause) {
+  const auto r = local_registration(64, false, HeapMemory::cuda, 0, kHostHeap, provider(1, 0, 0));
+  EXPECT_EQ(r.action, LocalRegistration::refuse);
+  EXPECT_NE(r.error.find("a put/get buffer in CUDA device memory (device 0) outside the heap "
+                         "needs FI_HMEM, which provider fake did not grant"),
+            std::string::npos)
+      << r.error;
+}
+
+}  // namespace
