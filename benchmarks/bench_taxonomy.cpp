@@ -527,8 +527,9 @@ void run_taxonomy(BenchEnv& env) {
         "flops, 5 below 2e9, else 2; --iters N: N), each timing every variant once, an untimed "
         "call first in round 1 (every round below 2e9 flops); median on PE 0 of the time until "
         "every PE is done");
-    env.report->note("limit = the GEMM alone (same engine, shape, tiles, compute blocks)");
-    env.report->note("peer  = MPI-unfused: the MPI collective + the same GEMM");
+    env.report->note("limit = the BLAS GEMM alone (same shape, one sgemm per compute block): " +
+                     device::host_blas::info().name);
+    env.report->note("peer  = MPI-unfused: the MPI collective + the same BLAS GEMM");
   }
   for (const OpKind op : {OpKind::ag_gemm, OpKind::gemm_rs, OpKind::gemm_ar, OpKind::gemm_as}) {
     const std::vector<GemmShape> shapes =
