@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tessera/device/ops/impl/host_blas.hpp"
@@ -141,6 +142,43 @@ TEST(GemmTile, Fp16WidensExactlyIncludingSubnormalsInfinityAndNan) {
   EXPECT_EQ(widen(0x7c00), INFINITY);
   EXPECT_EQ(widen(0xfc00), -INFINITY);
   EXPECT_TRUE(std::isnan(widen(0x7e00)));
+}
+
+// The fused ops call gemm_tile from every block of every PE at once (threads of one process on
+// the host backend), so the BLAS must be safe to call concurrently with one thread per call:
+// four threads multiply their own matrices over and over and must each match the result the
+// same call gives alone.
+TEST(GemmTile, ConcurrentCallsMatchSerialResults) {
+  constexpr int kThreads = 4, kRounds = 12;
+  constexpr std::size_t m = 96, n = 80, k = 70;
+  std::vector<std::vector<float>> a(kThreads), b(kThreads), want(kThreads), got(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    std::mt19937 rng(static_cast<unsigned>(t + 1));
+    std::uniform_real_distribution<float> dist(-1, 1);
+    a[t].resize(m * k);
+    b[t].resize(k * n);
+    for (float& v : a[t]) v = dist(rng);
+    for (float& v : b[t]) v = dist(rng);
+    want[t].assign(m * n, 0.0f);
+    td::ops::gemm_tile(td::Thread{}, td::Tile<float>(want[t].data(), m, n),
+                       td::Tile<const float>(a[t].data(), m, k),
+                       td::Tile<const float>(b[t].data(), k, n), false);
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> c(m * n);
+      for (int r = 0; r < kRounds; ++r) {
+        td::ops::gemm_tile(td::Thread{}, td::Tile<float>(c.data(), m, n),
+                           td::Tile<const float>(a[t].data(), m, k),
+                           td::Tile<const float>(b[t].data(), k, n), false);
+        if (c != want[t]) ++mismatches[t];
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
 namespace blas = td::host_blas;
