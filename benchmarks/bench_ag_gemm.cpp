@@ -1,9 +1,11 @@
 // tessera-bench ag_gemm: C[M, N/P] = allgather(A[M/P, K]) x B[K, N/P] on every PE, for global
-// shapes MxNxK (--shapes). Variants: fused_push and fused_pull (tessera::ops::AgGemm), and
+// shapes MxNxK (--shapes). Variants: fused_push and fused_pull (tessera::ops::AgGemm, default
+// tiles; _t256x512: 256 x 512 tiles), and
 // unfused_tessera (tessera::ops::all_gather, then the GEMM), gemm_only (the GEMM alone).
-//   limit: the GEMM alone on the same shape (every PE multiplying an already gathered A), with
-//          the gemm_tile engine over the same tiles and blocks as the fused op's compute blocks;
-//   peer:  MPI_Allgather, then the same GEMM.
+//   limit: the GEMM alone on the same shape (every PE multiplying an already gathered A): the
+//          host BLAS's sgemm, one single-threaded call per compute block on a stripe of rows
+//          (gemm_grid.hpp), as many threads as the fused op's compute blocks;
+//   peer:  MPI_Allgather, then the same BLAS GEMM (what a user would write).
 // Each sample: all PEs leave an idle barrier, PE 0 times one call to completion.
 #include <cstdint>
 #include <string>
@@ -49,8 +51,9 @@ void run_ag_gemm(BenchEnv& env) {
     env.report->note("ag_gemm: " + std::to_string(n_pes) + " PEs, fp32, global MxNxK, each PE " +
                      "M/P rows of A and N/P columns of B; " + std::to_string(iters) +
                      " timed calls after " + std::to_string(warmup) + " warm-up; median");
-    env.report->note("limit = the GEMM alone (A already gathered), same engine, tiles, blocks");
-    env.report->note("peer  = MPI_Allgather + the same GEMM");
+    env.report->note("limit = the BLAS GEMM alone (A already gathered), one sgemm per compute " +
+                     std::string("block: ") + td::host_blas::info().name);
+    env.report->note("peer  = MPI_Allgather + the same BLAS GEMM");
   }
   for (const GemmShape& s : shapes) {
     const auto p = static_cast<std::size_t>(n_pes);
@@ -88,16 +91,25 @@ void run_ag_gemm(BenchEnv& env) {
       rows.push_back(row);
     };
 
-    for (const ops::AgGemmVariant variant : {ops::AgGemmVariant::push, ops::AgGemmVariant::pull}) {
-      ops::AgGemmOptions options;
-      options.variant = variant;
-      options.compute_blocks = compute_blocks;
-      ops::AgGemm op(rt, s.m, n_local, k, ops::GemmDtype::f32, options);
-      add_row(variant == ops::AgGemmVariant::push ? "fused_push" : "fused_pull",
-              time_step(env, warmup, iters, [&] {
-                op.run(env.stream, a_shard.get(), b.data(), c.data());
-                env.stream.synchronize();
-              }));
+    // The default tiles (64 x 256), then 256 x 512: with a BLAS per tile, each call packs its A
+    // and B panels again, so larger tiles spend less of the GEMM packing (issue 19).
+    for (const std::size_t big : {std::size_t{0}, std::size_t{1}}) {
+      for (const ops::AgGemmVariant variant :
+           {ops::AgGemmVariant::push, ops::AgGemmVariant::pull}) {
+        ops::AgGemmOptions options;
+        options.variant = variant;
+        options.compute_blocks = compute_blocks;
+        if (big != 0) {
+          options.tile_m = 256;
+          options.tile_n = 512;
+        }
+        ops::AgGemm op(rt, s.m, n_local, k, ops::GemmDtype::f32, options);
+        const std::string name = variant == ops::AgGemmVariant::push ? "fused_push" : "fused_pull";
+        add_row(big != 0 ? name + "_t256x512" : name, time_step(env, warmup, iters, [&] {
+                  op.run(env.stream, a_shard.get(), b.data(), c.data());
+                  env.stream.synchronize();
+                }));
+      }
     }
     add_row("unfused_tessera", time_step(env, warmup, iters, [&] {
               ops::all_gather(rt, env.stream, a_shard.get(), gathered.get(),

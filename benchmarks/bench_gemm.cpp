@@ -1,40 +1,30 @@
 // tessera-bench gemm: GFLOP/s of the host tile GEMM engine (gemm_tile, one thread, PE 0 only) on
-// square fp32 and bf16 problems. limit = the core's fp32 peak (2 FMA units x 8 lanes x 2 flop x
-// clock, clock read from /proc/cpuinfo); peer = BLAS sgemm when tessera-bench was built with one
-// (find_package(BLAS)), on the same fp32 data. time_us is one whole C = A * B.
+// square fp32 and bf16 problems. Variants:
+//   fp32, bf16            gemm_tile on the whole problem (the host BLAS path when one is loaded);
+//   fp32_tiles            gemm_tile over 64 x 256 tiles of C, as the fused ops' compute blocks call
+//                         it with their default tiles (B's column panel, A's row panel per tile);
+//   fp32_tiles256x512     the same over 256 x 512 tiles (what larger op tiles would reach);
+//   portable_fp32/_bf16   the portable register-blocked kernel (the engine before issue 19).
+// limit = the loaded BLAS's own cblas_sgemm on the same fp32 data, one call, one thread (issue 19:
+// the GEMM a user would really call, not a peak model). TESSERA_BLAS chooses the BLAS (openblas,
+// blis); without one the limit is unavailable. time_us is one whole C = A * B; cpu_gflops counts
+// the thread's CPU time (less sensitive to a shared machine than the wall clock).
 #include <cstdint>
 #include <ctime>
-#include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "registry.hpp"
 #include "tessera/device/ops/gemm_tile.hpp"
+#include "tessera/device/ops/impl/host_blas.hpp"
 #include "timing.hpp"
-
-#if TESSERA_BENCH_HAVE_BLAS
-extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
-                       const int* k, const float* alpha, const float* a, const int* lda,
-                       const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
-#endif
 
 namespace tessera::bench {
 namespace {
 
 namespace td = tessera::device;
-
-// The clock of core 0 in GHz from /proc/cpuinfo ("cpu MHz"), or 0 when unknown.
-double clock_ghz() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("cpu MHz", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return std::stod(line.substr(colon + 1)) / 1000.0;
-    }
-  }
-  return 0.0;
-}
 
 // Microseconds of CPU time the calling thread has used: unlike the wall clock, it does not count
 // the time the scheduler gives other processes (the machine may be shared).
@@ -63,23 +53,37 @@ Times median_time_us(int warmup, int iters, Fn&& fn) {
   return {median(wall), median(cpu)};
 }
 
+// C = A * B over tile_m x tile_n tiles of C, one gemm_tile call each (one thread).
+template <class T>
+void gemm_tiles(td::Tile<float> c, td::Tile<const T> a, td::Tile<const T> b, std::size_t tile_m,
+                std::size_t tile_n) {
+  for (std::size_t r0 = 0; r0 < c.rows; r0 += tile_m) {
+    const std::size_t rows = c.rows - r0 < tile_m ? c.rows - r0 : tile_m;
+    for (std::size_t c0 = 0; c0 < c.cols; c0 += tile_n) {
+      const std::size_t cols = c.cols - c0 < tile_n ? c.cols - c0 : tile_n;
+      td::ops::gemm_tile(td::Thread{}, c.sub(r0, c0, rows, cols), a.sub(r0, 0, rows, a.cols),
+                         b.sub(0, c0, b.rows, cols), false);
+    }
+  }
+}
+
 }  // namespace
 
 void run_gemm(BenchEnv& env) {
   const std::vector<std::size_t> sizes =
-      env.options.sizes.empty() ? std::vector<std::size_t>{256, 512, 1024} : env.options.sizes;
-  const int iters = env.options.iters > 0 ? env.options.iters : 5;
-  const double ghz = clock_ghz();
-  const double peak_gflops = 2 * 8 * 2 * ghz;
+      env.options.sizes.empty() ? std::vector<std::size_t>{512, 1024, 2048} : env.options.sizes;
+  const int iters = env.options.iters > 0 ? env.options.iters : 3;
+  const td::host_blas::Info& blas = td::host_blas::info();
   if (env.report) {
     env.report->note("gemm: C = A * B, m = n = k = size (bytes column), one thread on PE 0");
-    env.report->note("limit = fp32 peak " + std::to_string(peak_gflops) + " GFLOP/s (" +
-                     std::to_string(ghz) + " GHz x 2 FMA x 8 lanes x 2)");
-#if TESSERA_BENCH_HAVE_BLAS
-    env.report->note("peer  = BLAS sgemm_ (the BLAS tessera-bench was linked with)");
-#else
-    env.report->note("peer  = unavailable: tessera-bench was built without BLAS");
-#endif
+    if (blas.available) {
+      env.report->note("limit = cblas_sgemm of " + blas.name + ", same fp32 data, one thread");
+      env.report->note(std::string("gemm_tile: fp32 and bf16 through that BLAS") +
+                       (blas.has_sbgemm ? " (bf16 by its sbgemm)" : " (bf16 widened to fp32)"));
+    } else {
+      env.report->note("limit = unavailable: " + blas.status);
+    }
+    env.report->note("peer  = none (the limit is the GEMM a user would call)");
   }
   if (env.rt.pe() == 0) {
     for (const std::size_t s : sizes) {
@@ -93,46 +97,57 @@ void run_gemm(BenchEnv& env) {
         a16[i] = td::ops::to_bf16(a[i]);
         b16[i] = td::ops::to_bf16(b[i]);
       }
+      const td::Tile<float> ct(c.data(), s, s);
+      const td::Tile<const float> at(a.data(), s, s), bt(b.data(), s, s);
+      const td::Tile<const td::bf16> at16(a16.data(), s, s), bt16(b16.data(), s, s);
       const double flop =
           2.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(s);
       const int warmup = 1;
-      const Times fp32 = median_time_us(warmup, iters, [&] {
-        td::ops::gemm_tile(td::Thread{}, td::Tile<float>(c.data(), s, s),
-                           td::Tile<const float>(a.data(), s, s),
-                           td::Tile<const float>(b.data(), s, s), false);
-      });
-      const Times bf16_times = median_time_us(warmup, iters, [&] {
-        td::ops::gemm_tile(td::Thread{}, td::Tile<float>(c.data(), s, s),
-                           td::Tile<const td::bf16>(a16.data(), s, s),
-                           td::Tile<const td::bf16>(b16.data(), s, s), false);
-      });
-      std::optional<double> blas_us;
-#if TESSERA_BENCH_HAVE_BLAS
-      blas_us =
-          median_time_us(warmup, iters, [&] {
-            // Row-major C = A * B is column-major C^T = B^T * A^T.
-            const int n = static_cast<int>(s);
-            const float one = 1, zero = 0;
-            sgemm_("N", "N", &n, &n, &n, &one, b.data(), &n, a.data(), &n, &zero, c.data(), &n);
-          }).wall_us;
-#endif
-      const double limit_us = peak_gflops > 0 ? flop / (peak_gflops * 1e3) : 0;
-      for (const bool bf16 : {false, true}) {
+      std::optional<Times> limit;
+      if (blas.available) {
+        limit = median_time_us(warmup, iters, [&] {
+          td::host_blas::sgemm(s, s, s, a.data(), s, b.data(), s, c.data(), s, false);
+        });
+      }
+      struct Variant {
+        const char* name;
+        Times t;
+      };
+      const Variant variants[] = {
+          {"fp32", median_time_us(warmup, iters,
+                                  [&] { td::ops::gemm_tile(td::Thread{}, ct, at, bt, false); })},
+          {"bf16",
+           median_time_us(warmup, iters,
+                          [&] { td::ops::gemm_tile(td::Thread{}, ct, at16, bt16, false); })},
+          {"fp32_tiles", median_time_us(warmup, iters, [&] { gemm_tiles(ct, at, bt, 64, 256); })},
+          {"fp32_tiles256x512",
+           median_time_us(warmup, iters, [&] { gemm_tiles(ct, at, bt, 256, 512); })},
+          {"portable_fp32", median_time_us(warmup, iters,
+                                           [&] {
+                                             td::ops::detail::gemm_tile_blocked(td::Thread{}, ct,
+                                                                                at, bt, false);
+                                           })},
+          {"portable_bf16", median_time_us(warmup, iters, [&] {
+             td::ops::detail::gemm_tile_blocked(td::Thread{}, ct, at16, bt16, false);
+           })}};
+      for (const Variant& v : variants) {
         Row row;
         row.bench = "gemm";
-        row.variant = bf16 ? "bf16" : "fp32";
+        row.variant = v.name;
         row.pes = 1;
         row.bytes = s;
         row.iters = iters;
-        const Times& t = bf16 ? bf16_times : fp32;
-        row.time_us = t.wall_us;
-        if (limit_us > 0) row.limit_time_us = limit_us;
-        row.peer_time_us = blas_us;
-        if (!blas_us) row.peer_note = "unavailable: built without BLAS";
+        row.time_us = v.t.wall_us;
+        if (limit) row.limit_time_us = limit->wall_us;
+        row.peer_note = "none: the limit is the BLAS";
         row.extra.push_back({"m", static_cast<std::int64_t>(s)});
-        row.extra.push_back({"gflops", flop / (row.time_us * 1e3)});
-        row.extra.push_back({"cpu_gflops", flop / (t.cpu_us * 1e3)});
-        if (blas_us) row.extra.push_back({"blas_gflops", flop / (*blas_us * 1e3)});
+        row.extra.push_back({"gflops", flop / (v.t.wall_us * 1e3)});
+        row.extra.push_back({"cpu_gflops", flop / (v.t.cpu_us * 1e3)});
+        if (limit) {
+          row.extra.push_back({"blas_gflops", flop / (limit->wall_us * 1e3)});
+          row.extra.push_back({"blas_cpu_gflops", flop / (limit->cpu_us * 1e3)});
+          row.extra.push_back({"cpu_fraction", limit->cpu_us / v.t.cpu_us});
+        }
         if (env.report) env.report->add(row);
       }
     }

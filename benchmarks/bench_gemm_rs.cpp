@@ -2,9 +2,9 @@
 // global shapes MxNxK (--shapes). Variants: fused_push (tessera::ops::GemmRs), unfused_tessera
 // (the GEMM into a symmetric buffer, a device barrier, each PE summing its rows from every PE's
 // mapped heap, a barrier), gemm_only (the GEMM alone).
-//   limit: the GEMM alone on the same shape (M x N x K/P per PE), with the gemm_tile engine over
-//          the same tiles and blocks as the fused op;
-//   peer:  the same GEMM, then MPI_Reduce_scatter_block.
+//   limit: the GEMM alone on the same shape (M x N x K/P per PE): the host BLAS's sgemm, one
+//          single-threaded call per compute block on a stripe of rows (gemm_grid.hpp);
+//   peer:  the same BLAS GEMM, then MPI_Reduce_scatter_block (what a user would write).
 // Each sample: all PEs leave an idle barrier, PE 0 times one call to completion.
 #include <cstdint>
 #include <string>
@@ -72,8 +72,9 @@ void run_gemm_rs(BenchEnv& env) {
     env.report->note("gemm_rs: " + std::to_string(n_pes) + " PEs, fp32, global MxNxK, each PE " +
                      "K/P columns of A and rows of B; " + std::to_string(iters) +
                      " timed calls after " + std::to_string(warmup) + " warm-up; median");
-    env.report->note("limit = the GEMM alone (M x N x K/P), same engine, tiles, blocks");
-    env.report->note("peer  = the same GEMM + MPI_Reduce_scatter_block");
+    env.report->note("limit = the BLAS GEMM alone (M x N x K/P), one sgemm per compute block: " +
+                     device::host_blas::info().name);
+    env.report->note("peer  = the same BLAS GEMM + MPI_Reduce_scatter_block");
   }
   for (const GemmShape& s : shapes) {
     const auto p = static_cast<std::size_t>(n_pes);

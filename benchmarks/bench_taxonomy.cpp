@@ -10,9 +10,11 @@
 // Per row:
 //   time:  the median, over rounds, of one call until every PE has completed it (all PEs leave an
 //          idle barrier, PE 0 times until all have reached the next one);
-//   limit: the GEMM alone: the same gemm_tile engine, shape, tiles and compute blocks, no
-//          communication, so fraction_of_limit is the fraction of the GEMM alone the op reaches;
-//   peer:  MPI-unfused: the MPI collective and the same GEMM one after the other (MPI_Allgather
+//   limit: the GEMM alone: the host BLAS's sgemm on the same shape, one single-threaded call per
+//          compute block (gemm_grid.hpp), no communication, so fraction_of_limit is the fraction
+//          of the BLAS GEMM alone the op reaches (issue 19);
+//   peer:  MPI-unfused: the MPI collective and the same BLAS GEMM one after the other
+//   (MPI_Allgather
 //          then GEMM; GEMM then MPI_Reduce_scatter_block / MPI_Allreduce / MPI_Allgather of
 //          column blocks), so speedup_vs_peer is the speedup over MPI-unfused; timed alike.
 // A choice an op refuses (its constructor throws invalid_argument, or transport: pull with a peer
@@ -527,8 +529,9 @@ void run_taxonomy(BenchEnv& env) {
         "flops, 5 below 2e9, else 2; --iters N: N), each timing every variant once, an untimed "
         "call first in round 1 (every round below 2e9 flops); median on PE 0 of the time until "
         "every PE is done");
-    env.report->note("limit = the GEMM alone (same engine, shape, tiles, compute blocks)");
-    env.report->note("peer  = MPI-unfused: the MPI collective + the same GEMM");
+    env.report->note("limit = the BLAS GEMM alone (same shape, one sgemm per compute block): " +
+                     device::host_blas::info().name);
+    env.report->note("peer  = MPI-unfused: the MPI collective + the same BLAS GEMM");
   }
   for (const OpKind op : {OpKind::ag_gemm, OpKind::gemm_rs, OpKind::gemm_ar, OpKind::gemm_as}) {
     const std::vector<GemmShape> shapes =

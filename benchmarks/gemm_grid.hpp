@@ -1,6 +1,6 @@
-// Shared by the ag_gemm and gemm_rs benchmarks: the plain GEMM they compare against (the same
-// gemm_tile engine the fused ops use, over the same row tiles and as many blocks) and the timing
-// loop of a collective step.
+// Shared by the ag_gemm, gemm_rs and taxonomy benchmarks: the plain GEMM they compare against
+// (their limit, and the GEMM of the unfused and MPI baselines) and the timing loop of a collective
+// step.
 #pragma once
 
 #include <cstddef>
@@ -10,35 +10,36 @@
 #include "registry.hpp"
 #include "tessera/device/group.hpp"
 #include "tessera/device/ops/gemm_tile.hpp"
+#include "tessera/device/ops/impl/host_blas.hpp"
 #include "tessera/device/tile.hpp"
 #include "tessera/launch.hpp"
 #include "timing.hpp"
 
 namespace tessera::bench {
 
-// C = A x B over `blk.grid_size()` blocks, tiles of tile_m x tile_n dealt round-robin.
+// C = A x B over `blk.grid_size()` blocks, each multiplying one contiguous stripe of C's rows in
+// one gemm_tile call: with a host BLAS loaded (tessera/device/ops/impl/host_blas.hpp) that is one
+// single-threaded cblas_sgemm per block, i.e. the BLAS GEMM a user would call, run on as many
+// threads as the fused op's compute blocks (issue 19: the honest limit and baseline GEMM).
+// Without a BLAS it is the portable kernel on the same stripes.
 struct GemmGridKernel {
   template <class T>
   void operator()(device::Block blk, device::Tile<float> c, device::Tile<const T> a,
-                  device::Tile<const T> b, std::size_t tile_m, std::size_t tile_n) const {
-    const std::size_t tiles_m = (c.rows + tile_m - 1) / tile_m;
-    const std::size_t tiles_n = (c.cols + tile_n - 1) / tile_n;
-    for (std::size_t w = static_cast<std::size_t>(blk.block_id()); w < tiles_m * tiles_n;
-         w += static_cast<std::size_t>(blk.grid_size())) {
-      const std::size_t r0 = (w / tiles_n) * tile_m, c0 = (w % tiles_n) * tile_n;
-      const std::size_t rows = r0 + tile_m < c.rows ? tile_m : c.rows - r0;
-      const std::size_t cols = c0 + tile_n < c.cols ? tile_n : c.cols - c0;
-      device::ops::gemm_tile(blk, c.sub(r0, c0, rows, cols), a.sub(r0, 0, rows, a.cols),
-                             b.sub(0, c0, b.rows, cols), false);
-    }
+                  device::Tile<const T> b) const {
+    const auto blocks = static_cast<std::size_t>(blk.grid_size());
+    const std::size_t per = (c.rows + blocks - 1) / blocks;
+    const std::size_t r0 = static_cast<std::size_t>(blk.block_id()) * per;
+    if (r0 >= c.rows) return;
+    const std::size_t rows = c.rows - r0 < per ? c.rows - r0 : per;
+    device::ops::gemm_tile(blk, c.sub(r0, 0, rows, c.cols), a.sub(r0, 0, rows, a.cols), b, false);
   }
 };
 
-// Runs the GEMM on `stream` and waits for it.
+// Runs the GEMM on `stream` over `blocks` blocks and waits for it.
 template <class T>
 void gemm_grid(Stream& stream, int blocks, device::Tile<float> c, device::Tile<const T> a,
-               device::Tile<const T> b, std::size_t tile_m = 64, std::size_t tile_n = 256) {
-  launch(stream, blocks, GemmGridKernel{}, c, a, b, tile_m, tile_n);
+               device::Tile<const T> b) {
+  launch(stream, blocks, GemmGridKernel{}, c, a, b);
   stream.synchronize();
 }
 

@@ -32,7 +32,7 @@ const std::vector<Benchmark>& benchmarks() {
        "ops::all_reduce f32 sum one_shot/two_shot/ring/atomic/auto, 4 B ... 16 MiB per PE; vs "
        "memcpy of the bytes a PE must move, MPI_Allreduce",
        run_all_reduce},
-      {"gemm", "gemm_tile GFLOP/s on one core (fp32, bf16); vs the fp32 peak, BLAS sgemm",
+      {"gemm", "gemm_tile GFLOP/s on one core (fp32, bf16, tiled, portable); vs the BLAS's sgemm",
        run_gemm},
       {"ag_gemm",
        "allgather(A) x B fused (push, pull) vs all_gather + GEMM; vs the GEMM alone, MPI_Allgather "

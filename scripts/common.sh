@@ -22,6 +22,9 @@ TESSERA_PACKAGES=(
   clang-format iproute2
   doxygen python3-matplotlib
   clang libclang-rt-dev  # scripts/fuzz: clang, with libFuzzer in its runtime libraries
+  # issue 19: the host tile GEMM's BLAS, loaded at run time (tessera/device/ops/impl/host_blas.hpp);
+  # the serial flavours are the ones it prefers (no thread pool of their own).
+  libopenblas-dev libopenblas0-serial libblis-dev libblis4-serial
 )
 
 tessera_log() { echo "scripts: $*" >&2; }

@@ -3,16 +3,26 @@
 // the terms each entry sums (max |R| alone would blow up on entries that cancel, e.g. 1x1x1 with
 // accumulate). fp32 inputs must be within 1e-5, bf16 inputs (rounded from the same doubles)
 // within 1e-2. Shapes cover 1x1, sizes that are multiples of no blocking, and ld > cols.
+// The same cases run once per host GEMM path: the BLAS chosen by TESSERA_BLAS (unset: OpenBLAS,
+// else BLIS, else the portable kernel; ctest also runs them with TESSERA_BLAS=none and =blis),
+// and HostBlas checks that the path asked for is the one taken and that a bad request says why.
 #include "tessera/device/ops/gemm_tile.hpp"
+
+#include <dlfcn.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "tessera/device/ops/impl/host_blas.hpp"
 
 namespace tessera::ops_test {
 namespace {
@@ -77,9 +87,10 @@ void check_gemm(const Shape& s, bool accumulate, double tolerance) {
       << s.m << "x" << s.n << "x" << s.k << " pad " << s.pad << " accumulate " << accumulate;
 }
 
-const Shape kShapes[] = {{1, 1, 1},        {1, 1, 1, 3},      {7, 13, 5},    {7, 13, 5, 2},
-                         {65, 33, 17},     {65, 33, 17, 5},   {6, 16, 1},    {12, 48, 64},
-                         {97, 131, 67, 1}, {128, 96, 200, 8}, {3, 200, 300}, {200, 3, 7, 1}};
+const Shape kShapes[] = {{1, 1, 1},         {1, 1, 1, 3},      {7, 13, 5},    {7, 13, 5, 2},
+                         {65, 33, 17},      {65, 33, 17, 5},   {6, 16, 1},    {12, 48, 64},
+                         {97, 131, 67, 1},  {128, 96, 200, 8}, {3, 200, 300}, {200, 3, 7, 1},
+                         {257, 300, 129, 3}};
 
 TEST(GemmTile, Fp32MatchesDoubleReferenceWithin1e5) {
   for (const Shape& s : kShapes) {
@@ -131,6 +142,107 @@ TEST(GemmTile, Fp16WidensExactlyIncludingSubnormalsInfinityAndNan) {
   EXPECT_EQ(widen(0x7c00), INFINITY);
   EXPECT_EQ(widen(0xfc00), -INFINITY);
   EXPECT_TRUE(std::isnan(widen(0x7e00)));
+}
+
+// The fused ops call gemm_tile from every block of every PE at once (threads of one process on
+// the host backend), so the BLAS must be safe to call concurrently with one thread per call:
+// four threads multiply their own matrices over and over and must each match the result the
+// same call gives alone.
+TEST(GemmTile, ConcurrentCallsMatchSerialResults) {
+  constexpr int kThreads = 4, kRounds = 12;
+  constexpr std::size_t m = 96, n = 80, k = 70;
+  std::vector<std::vector<float>> a(kThreads), b(kThreads), want(kThreads), got(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    std::mt19937 rng(static_cast<unsigned>(t + 1));
+    std::uniform_real_distribution<float> dist(-1, 1);
+    a[t].resize(m * k);
+    b[t].resize(k * n);
+    for (float& v : a[t]) v = dist(rng);
+    for (float& v : b[t]) v = dist(rng);
+    want[t].assign(m * n, 0.0f);
+    td::ops::gemm_tile(td::Thread{}, td::Tile<float>(want[t].data(), m, n),
+                       td::Tile<const float>(a[t].data(), m, k),
+                       td::Tile<const float>(b[t].data(), k, n), false);
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> c(m * n);
+      for (int r = 0; r < kRounds; ++r) {
+        td::ops::gemm_tile(td::Thread{}, td::Tile<float>(c.data(), m, n),
+                           td::Tile<const float>(a[t].data(), m, k),
+                           td::Tile<const float>(b[t].data(), k, n), false);
+        if (c != want[t]) ++mismatches[t];
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+namespace blas = td::host_blas;
+
+// The request this process was started with, as the wrapper reads it.
+std::string blas_request() {
+  const char* env = std::getenv("TESSERA_BLAS");
+  return env != nullptr ? env : "";
+}
+
+TEST(HostBlas, ProcessUsesThePathAsked) {
+  const std::string request = blas_request();
+  const blas::Info& info = blas::info();
+  if (request == "none") {
+    EXPECT_FALSE(info.available);
+    EXPECT_NE(info.status.find("TESSERA_BLAS=none: the portable kernel"), std::string::npos)
+        << info.status;
+    return;
+  }
+  // What a fresh load of the same request finds is what the process must be using.
+  const blas::Info fresh = blas::probe(request);
+  EXPECT_EQ(info.available, fresh.available) << info.status << " / " << fresh.status;
+  EXPECT_EQ(info.name, fresh.name);
+  if (!fresh.available) {
+    GTEST_SKIP() << "no BLAS installed: " << fresh.status;
+  }
+  if (request == "blis") {
+    EXPECT_NE(info.name.find("BLIS"), std::string::npos) << info.name;
+  }
+  if (request == "openblas" || request.empty()) {
+    EXPECT_NE(info.name.find("OpenBLAS"), std::string::npos) << info.name;
+  }
+}
+
+TEST(HostBlas, ProbeLoadsEachLibrarySerial) {
+  for (const char* library : {"openblas", "blis"}) {
+    const blas::Info info = blas::probe(library);
+    if (!info.available) {
+      EXPECT_NE(info.status.find("no BLAS found"), std::string::npos) << info.status;
+      std::printf("[ SKIPPED  ] %s not installed: %s\n", library, info.status.c_str());
+      continue;
+    }
+    EXPECT_TRUE(info.status.empty()) << info.status;
+    EXPECT_NE(info.name.find(std::string(library) == "blis" ? "BLIS" : "OpenBLAS"),
+              std::string::npos)
+        << info.name;
+  }
+}
+
+TEST(HostBlas, BadRequestsSayWhy) {
+  EXPECT_NE(blas::probe("mkl").status.find(
+                "TESSERA_BLAS=mkl: not one of auto, openblas, blis, none or a path"),
+            std::string::npos);
+  const blas::Info missing = blas::probe("/nonexistent/libnoblas.so");
+  EXPECT_FALSE(missing.available);
+  EXPECT_NE(missing.status.find("cannot load /nonexistent/libnoblas.so"), std::string::npos)
+      << missing.status;
+  // A real shared object that is no BLAS: the C library this test runs with.
+  Dl_info self{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&std::abort), &self), 0);
+  const std::string libc = self.dli_fname;
+  ASSERT_NE(libc.find('/'), std::string::npos) << libc;
+  EXPECT_NE(blas::probe(libc).status.find(libc + " has no cblas_sgemm"), std::string::npos)
+      << blas::probe(libc).status;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "tessera/device/numeric.hpp"
 #include "tessera/device/ops/gemm_tile.hpp"
+#include "tessera/device/ops/impl/host_blas.hpp"
 #include "tessera/device/platform.hpp"
 
 namespace tessera::device::ops {
@@ -196,6 +197,71 @@ inline void gemm_tile_blocked(G g, Tile<float> c, Tile<const TA> a, Tile<const T
     }
   }
 }
+// Widens rows x cols of `src` into dense fp32 at `dst` (ld = cols).
+template <class T>
+inline void widen_tile(float* TESSERA_RESTRICT dst, Tile<const T> src) {
+  for (std::size_t i = 0; i < src.rows; ++i) {
+    const T* row = src.row(i);
+    for (std::size_t j = 0; j < src.cols; ++j) dst[i * src.cols + j] = to_float(row[j]);
+  }
+}
+
+// The host BLAS path: each member of the group hands one contiguous stripe of C's rows to the
+// BLAS (tessera/device/ops/impl/host_blas.hpp), in its own thread. fp32 x fp32 goes straight in;
+// bf16 x bf16 through sbgemm when the library has it; anything else is widened to fp32 first
+// (into this thread's packing buffers), then sgemm, so accumulation is fp32 throughout. Returns
+// false, having written nothing, when no BLAS is loaded or a dimension exceeds its int; every
+// member decides the same, so the group then takes the portable kernel together.
+template <class G, class TA, class TB>
+inline bool gemm_tile_blas(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
+                           bool accumulate) {
+  constexpr std::size_t kIntMax = 0x7fffffff;
+  if (!host_blas::info().available) return false;
+  if (c.rows > kIntMax || c.cols > kIntMax || a.cols > kIntMax || a.ld > kIntMax ||
+      b.ld > kIntMax || c.ld > kIntMax) {
+    return false;
+  }
+  const std::size_t m = c.rows, n = c.cols, k = a.cols;
+  const auto parties = static_cast<std::size_t>(g.size());
+  const auto rank = static_cast<std::size_t>(g.rank());
+  const std::size_t per = (m + parties - 1) / parties;
+  const std::size_t r0 = rank * per < m ? rank * per : m;
+  const std::size_t rows = m - r0 < per ? m - r0 : per;
+  if (rows == 0) return true;
+  if constexpr (std::is_same_v<TA, float> && std::is_same_v<TB, float>) {
+    return host_blas::sgemm(rows, n, k, a.row(r0), a.ld, b.data, b.ld, c.row(r0), c.ld, accumulate);
+  } else {
+    if constexpr (std::is_same_v<TA, bf16> && std::is_same_v<TB, bf16>) {
+      if (host_blas::sbgemm(rows, n, k, a.row(r0), a.ld, b.data, b.ld, c.row(r0), c.ld,
+                            accumulate)) {
+        return true;
+      }
+    }
+    GemmScratch& scratch = gemm_scratch();
+    const float* aw = nullptr;
+    std::size_t lda = a.ld;
+    if constexpr (std::is_same_v<TA, float>) {
+      aw = a.row(r0);
+    } else {
+      float* buf = GemmScratch::grow(scratch.a, scratch.a_size, rows * k);
+      widen_tile(buf, a.sub(r0, 0, rows, k));
+      aw = buf;
+      lda = k;
+    }
+    const float* bw = nullptr;
+    std::size_t ldb = b.ld;
+    if constexpr (std::is_same_v<TB, float>) {
+      bw = b.data;
+    } else {
+      float* buf = GemmScratch::grow(scratch.b, scratch.b_size, k * n);
+      widen_tile(buf, b);
+      bw = buf;
+      ldb = n;
+    }
+    return host_blas::sgemm(rows, n, k, aw, lda, bw, ldb, c.row(r0), c.ld, accumulate);
+  }
+}
+
 // The tensor-core path. C is walked in 64 x 64 block tiles; for each 32-deep step of k the block
 // stages A's 64 x 32 and B's 32 x 64 slices in shared memory (zero-padded at ragged edges, so any
 // shape, leading dimension and alignment works), and each of 8 warps accumulates two 16 x 16
@@ -297,7 +363,7 @@ TESSERA_KERNEL_CODE void gemm_tile(G g, Tile<float> c, Tile<const TA> a, Tile<co
     detail::gemm_tile_rows(g, c, a, b, accumulate);
   } else if (a.cols == 0) {
     detail::gemm_tile_rows(g, c, a, b, accumulate);  // C = 0 or unchanged
-  } else {
+  } else if (!detail::gemm_tile_blas(g, c, a, b, accumulate)) {
     detail::gemm_tile_blocked(g, c, a, b, accumulate);
   }
   g.sync();

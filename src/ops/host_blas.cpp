@@ -1,0 +1,182 @@
+// The host BLAS wrapper (tessera/device/ops/impl/host_blas.hpp): the one file that calls a BLAS's
+// C API. The library is opened with dlopen on first use, so libtessera has no link-time BLAS
+// dependency and a machine without one keeps the portable kernel.
+#include "tessera/device/ops/impl/host_blas.hpp"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "runtime/log.hpp"
+
+namespace tessera::device::host_blas {
+namespace {
+
+// The CBLAS enumerators (their values are fixed by the CBLAS interface).
+constexpr int kRowMajor = 101;
+constexpr int kNoTrans = 111;
+
+using SgemmFn = void (*)(int order, int transa, int transb, int m, int n, int k, float alpha,
+                         const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                         int ldc);
+// cblas_sbgemm takes bf16 as its bit pattern (OpenBLAS's bfloat16 is a 16-bit integer).
+using SbgemmFn = void (*)(int order, int transa, int transb, int m, int n, int k, float alpha,
+                          const std::uint16_t* a, int lda, const std::uint16_t* b, int ldb,
+                          float beta, float* c, int ldc);
+using SetThreadsFn = void (*)(int);
+using ConfigFn = const char* (*)();
+using BlisArchIdFn = int (*)();
+using BlisArchStringFn = const char* (*)(int);
+
+struct Loaded {
+  Info info;
+  SgemmFn sgemm = nullptr;
+  SbgemmFn sbgemm = nullptr;
+};
+
+// Where Debian puts the flavours of each library: the serial build in its own folder (not on the
+// loader's path), the default one (an alternative) under its soname.
+std::vector<std::string> candidates(const std::string& library) {
+  std::vector<std::string> out;
+#ifdef TESSERA_LIBRARY_ARCHITECTURE
+  const std::string dir = std::string("/usr/lib/") + TESSERA_LIBRARY_ARCHITECTURE + "/";
+#else
+  const std::string dir = "/usr/lib/";
+#endif
+  if (library == "openblas") {
+    out = {dir + "openblas-serial/libopenblas.so.0", "libopenblas.so.0", "libopenblas.so"};
+  } else if (library == "blis") {
+    out = {dir + "blis-serial/libblis.so.4", "libblis.so.4", "libblis.so"};
+  }
+  return out;
+}
+
+// Opens `path` and resolves what the wrapper calls; on failure `why` says what was missing.
+bool open_library(const std::string& path, Loaded& out, std::string& why) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    why = "cannot load " + path + ": " + (err != nullptr ? err : "unknown dlopen error");
+    return false;
+  }
+  auto sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "cblas_sgemm"));
+  if (sgemm == nullptr) {
+    why = path + " has no cblas_sgemm";
+    dlclose(handle);
+    return false;
+  }
+  out.sgemm = sgemm;
+  out.sbgemm = reinterpret_cast<SbgemmFn>(dlsym(handle, "cblas_sbgemm"));
+  out.info.available = true;
+  out.info.has_sbgemm = out.sbgemm != nullptr;
+  // One thread per call: the host backend's blocks are the parallelism.
+  const bool serial = path.find("-serial/") != std::string::npos;
+  if (auto openblas_threads =
+          reinterpret_cast<SetThreadsFn>(dlsym(handle, "openblas_set_num_threads"))) {
+    openblas_threads(1);
+    auto config = reinterpret_cast<ConfigFn>(dlsym(handle, "openblas_get_config"));
+    out.info.name = config != nullptr ? config() : "OpenBLAS";
+  } else if (auto blis_threads =
+                 reinterpret_cast<SetThreadsFn>(dlsym(handle, "bli_thread_set_num_threads"))) {
+    blis_threads(1);
+    auto version = reinterpret_cast<ConfigFn>(dlsym(handle, "bli_info_get_version_str"));
+    auto arch_id = reinterpret_cast<BlisArchIdFn>(dlsym(handle, "bli_arch_query_id"));
+    auto arch_name = reinterpret_cast<BlisArchStringFn>(dlsym(handle, "bli_arch_string"));
+    out.info.name = std::string("BLIS ") + (version != nullptr ? version() : "?");
+    if (arch_id != nullptr && arch_name != nullptr)
+      out.info.name += std::string(" ") + arch_name(arch_id());
+  } else {
+    out.info.name = path;  // an unknown CBLAS: its own threading is its business
+  }
+  out.info.name += serial ? " (serial, " + path + ")" : " (" + path + ", threads set to 1)";
+  // The handle stays open for the life of the process: the function pointers point into it.
+  return true;
+}
+
+Loaded load(const std::string& request) {
+  Loaded out;
+  if (request == "none") {
+    out.info.status = "TESSERA_BLAS=none: the portable kernel";
+    return out;
+  }
+  std::vector<std::string> paths;
+  if (request.find('/') != std::string::npos) {
+    paths = {request};
+  } else if (request.empty() || request == "auto") {
+    paths = candidates("openblas");
+    const std::vector<std::string> blis = candidates("blis");
+    paths.insert(paths.end(), blis.begin(), blis.end());
+  } else if (request == "openblas" || request == "blis") {
+    paths = candidates(request);
+  } else {
+    out.info.status = "TESSERA_BLAS=" + request +
+                      ": not one of auto, openblas, blis, none or a path to a CBLAS library";
+    return out;
+  }
+  std::string why;
+  for (const std::string& path : paths) {
+    std::string this_why;
+    if (open_library(path, out, this_why)) return out;
+    why += (why.empty() ? "" : "; ") + this_why;
+  }
+  out.info.status = "TESSERA_BLAS=" + (request.empty() ? std::string("auto") : request) +
+                    ": no BLAS found (" + why + ")";
+  return out;
+}
+
+const Loaded& process_blas() {
+  static const Loaded loaded = [] {
+    const char* env = std::getenv("TESSERA_BLAS");
+    const std::string request = env != nullptr ? env : "";
+    Loaded l = load(request);
+    // An explicit request that failed is a configuration mistake worth a line; auto without a
+    // BLAS is the documented fallback.
+    if (!l.info.available && !request.empty() && request != "auto" && request != "none") {
+      const tessera::detail::Logger log;
+      TESSERA_LOG(log, warn, l.info.status << "; gemm_tile uses its portable kernel");
+    }
+    return l;
+  }();
+  return loaded;
+}
+
+bool fits_int(std::size_t v) { return v <= static_cast<std::size_t>(INT_MAX); }
+
+bool dims_fit(std::size_t m, std::size_t n, std::size_t k, std::size_t lda, std::size_t ldb,
+              std::size_t ldc) {
+  return fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) &&
+         fits_int(ldc);
+}
+
+}  // namespace
+
+const Info& info() { return process_blas().info; }
+
+Info probe(const std::string& request) { return load(request).info; }
+
+bool sgemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+           const float* b, std::size_t ldb, float* c, std::size_t ldc, bool accumulate) {
+  const Loaded& blas = process_blas();
+  if (blas.sgemm == nullptr || !dims_fit(m, n, k, lda, ldb, ldc)) return false;
+  blas.sgemm(kRowMajor, kNoTrans, kNoTrans, static_cast<int>(m), static_cast<int>(n),
+             static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+             accumulate ? 1.0f : 0.0f, c, static_cast<int>(ldc));
+  return true;
+}
+
+bool sbgemm(std::size_t m, std::size_t n, std::size_t k, const bf16* a, std::size_t lda,
+            const bf16* b, std::size_t ldb, float* c, std::size_t ldc, bool accumulate) {
+  const Loaded& blas = process_blas();
+  if (blas.sbgemm == nullptr || !dims_fit(m, n, k, lda, ldb, ldc)) return false;
+  static_assert(sizeof(bf16) == sizeof(std::uint16_t), "bf16 is its 16 bits");
+  blas.sbgemm(kRowMajor, kNoTrans, kNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), 1.0f, reinterpret_cast<const std::uint16_t*>(a),
+              static_cast<int>(lda), reinterpret_cast<const std::uint16_t*>(b),
+              static_cast<int>(ldb), accumulate ? 1.0f : 0.0f, c, static_cast<int>(ldc));
+  return true;
+}
+
+}  // namespace tessera::device::host_blas
