@@ -101,7 +101,9 @@ class MoeBuffer {
   const MoeConfig& config() const { return config_; }
   int local_experts() const { return local_experts_; }
   // Grid a call on `tokens` tokens uses: 1 block up to kMoeDecodeTokens (the decode path: one
-  // single-block kernel), else up to config().max_blocks.
+  // single-block kernel), else this PE's share of the node's cores (the cores its process may
+  // run on, shared by the node's PEs; TESSERA_CORES overrides the count), at most
+  // config().max_blocks, so PEs x blocks do not oversubscribe the cores.
   int blocks_for(std::size_t tokens) const;
 
   // Tokens per PE up to which a call is one single-block kernel.
@@ -120,6 +122,7 @@ class MoeBuffer {
   Runtime* rt_;
   MoeConfig config_;
   int local_experts_ = 0;
+  int grid_cap_ = 1;  // prefill grid: min(max_blocks, this PE's share of the node's cores)
   std::size_t staging_rows_ = 0;
   Symmetric<std::uint64_t> words_;    // records, signals, counters, cursors
   Symmetric<unsigned char> staging_;  // tokens in, partials back
