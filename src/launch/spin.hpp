@@ -15,6 +15,11 @@ namespace tessera::detail {
 // than threads every microsecond spent polling is taken from a thread doing work.
 inline constexpr std::chrono::microseconds kExecutorSpin{5};
 inline constexpr std::chrono::microseconds kSynchronizeSpin{50};
+// After work last arrived, for kExecutorDoze the executor wakes on a timer every kExecutorPoll
+// instead of being notified by enqueue (a futex wake and a thread switch per call otherwise);
+// then it sleeps until notified. kExecutorPoll bounds how late work nobody synchronizes on starts.
+inline constexpr std::chrono::microseconds kExecutorPoll{50};
+inline constexpr std::chrono::milliseconds kExecutorDoze{2};
 
 // Polls `done` for at most `bound`: the first turns with the CPU's pause hint, later ones
 // yielding the core (a peer thread on this core may be the one to make `done` true). True when

@@ -1,6 +1,7 @@
 #include "tessera/stream.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -67,8 +68,10 @@ struct Stream::Impl {
   std::deque<Task> queue;
   bool busy = false;
   bool stop = false;
-  bool executor_asleep = false;  // the executor waits on `wake`: enqueue must notify it
-  int idle_waiters = 0;          // threads waiting on `idle`
+  // The executor sleeps until notified (no work came for kExecutorDoze): enqueue must notify
+  // it. While it dozes (timed waits of kExecutorPoll) enqueue leaves it to its timer.
+  bool executor_asleep = false;
+  int idle_waiters = 0;  // threads waiting on `idle`
   // Tasks ever pushed and ever finished: written under mu, read without it by spinning threads.
   std::atomic<std::uint64_t> pushed{0};
   std::atomic<std::uint64_t> finished{0};
@@ -143,22 +146,36 @@ struct Stream::Impl {
 
   void loop() {
     std::unique_lock lock(mu);
+    std::uint64_t seen = pushed.load(std::memory_order_relaxed);
+    auto last_push = std::chrono::steady_clock::now();
     for (;;) {
       if (!queue.empty() && !busy) {
         run_front(lock);
         continue;
       }
       if (stop && queue.empty() && !busy) return;
-      // Nothing to run: poll briefly for the next task (no futex wake-up when it comes in
-      // time), then sleep until enqueue or a finishing runner notifies.
-      const std::uint64_t seen = pushed.load(std::memory_order_relaxed);
+      // Nothing to run: poll briefly for the next task, then doze.
+      const std::uint64_t before = pushed.load(std::memory_order_relaxed);
       lock.unlock();
       detail::spin_for(detail::kExecutorSpin,
-                       [&] { return pushed.load(std::memory_order_acquire) != seen; });
+                       [&] { return pushed.load(std::memory_order_acquire) != before; });
       lock.lock();
       if ((!queue.empty() && !busy) || stop) continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (const std::uint64_t p = pushed.load(std::memory_order_relaxed); p != seen) {
+        seen = p;
+        last_push = now;
+      }
+      const auto ready = [&] { return (!queue.empty() && !busy) || stop; };
+      if (now - last_push < detail::kExecutorDoze) {
+        // Work came in recently (the caller is active): wake on a short timer rather than be
+        // notified, so enqueue costs no futex wake and the next synchronize() most often runs
+        // the task itself first. Work nobody synchronizes on starts within the timer.
+        wake.wait_for(lock, detail::kExecutorPoll, ready);
+        continue;
+      }
       executor_asleep = true;
-      wake.wait(lock, [&] { return (!queue.empty() && !busy) || stop; });
+      wake.wait(lock, ready);
       executor_asleep = false;
     }
   }
