@@ -121,7 +121,7 @@ MoeBuffer::MoeBuffer(Runtime& rt, const MoeConfig& config) : rt_(&rt), config_(c
   const std::size_t h = config_.hidden, es = element_bytes(config_.dtype);
   const auto blocks = static_cast<std::size_t>(config_.max_blocks);
   const std::size_t record_words = 3 + n + static_cast<std::size_t>(config_.num_experts);
-  const std::size_t cursor_words = std::max(n, el);
+  const std::size_t cursor_words = n + static_cast<std::size_t>(config_.num_experts);
   const std::size_t words =
       round8(2 * n * record_words) + 4 * round8(n) + 8 + round8(blocks * cursor_words);
   words_ = rt.alloc<std::uint64_t>(words);

@@ -74,9 +74,10 @@ class MoeBuffer {
 
   // Collective, stream-ordered: enqueues one dispatch of `tokens` rows of x (this PE's memory,
   // dense [tokens, hidden]) routed by topk_idx/topk_weight (dense [tokens, topk]). One kernel:
-  // layout pass, count exchange with signals, send (each token once per destination PE),
-  // expansion into local expert segments. Until the stream has run it the inputs must stay
-  // valid. A call whose counts exceed a capacity, or whose topk_idx holds a value outside
+  // layout pass, count exchange with signals, send (each token straight into its expert rows on
+  // their PEs: one copy per row), per-row metadata on the receiving PEs. Until the stream has run
+  // it the inputs must stay valid. A call whose counts exceed a capacity, or whose topk_idx holds a
+  // value outside
   // [-1, num_experts), or with tokens > max_tokens_per_pe on any PE, fails on every PE at
   // stream.synchronize() with Error(invalid_argument) naming the PE, expert and counts; nothing
   // is written and the buffer stays usable. Throws at once on a dtype mismatch or null pointer.

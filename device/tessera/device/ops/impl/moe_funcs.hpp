@@ -255,13 +255,33 @@ TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const Mo
   const std::size_t h = l.hidden, mw = l.meta_words();
   const std::size_t t0 = tokens * b / grid, t1 = tokens * (b + 1) / grid;
   std::uint64_t* cur = ws.cursors + b * l.cursor_words();
-  // Positions of this block's tokens among this PE's tokens for each PE: count those before.
+  std::uint64_t* row_of = cur + n;  // [E]: the next expert_x row of each expert, on its PE
+  // Positions of this block's tokens among this PE's tokens for each PE, and the expert rows
+  // they take on their experts' PEs: expert e's segment on its PE, past the rows of senders
+  // before this PE and of this PE's tokens before the block's. The expansion on that PE walks
+  // the same order (sender, token, slot), so both sides agree on every row.
   if (blk.rank() == 0) {
-    for (int q = 0; q < n; ++q) cur[q] = 0;
+    for (int q = 0; q < n; ++q) {
+      cur[q] = 0;
+      std::uint64_t segment = 0;
+      for (int le = 0; le < l.local_experts; ++le) {
+        const int e = q * l.local_experts + le;
+        std::uint64_t before = 0, total = 0;
+        for (int s = 0; s < n; ++s) {
+          const std::uint64_t c = detail::moe_expert(l, ws.records, epoch, s, e);
+          if (s < me) before += c;
+          total += c;
+        }
+        row_of[e] = segment + before;
+        segment += detail::moe_round_up(total, l.alignment);
+      }
+    }
     for (std::size_t t = 0; t < t0; ++t) {
       for (std::size_t j = 0; j < k; ++j) {
         const int q = detail::moe_slot_pe(l, topk_idx + t * k, static_cast<int>(j));
         if (q >= 0) cur[q] += 1;
+        const auto e = static_cast<std::int64_t>(topk_idx[t * k + j]);
+        if (e >= 0) row_of[e] += 1;
       }
     }
   }
@@ -285,7 +305,15 @@ TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const Mo
         meta[1 + i] = here ? static_cast<std::uint32_t>(e % l.local_experts) : 0xffffffffu;
         meta[1 + k + i] = detail::moe_float_bits(topk_weight[t * k + i]);
       }
-      put_nbi(blk, ctx, make_tile(ws.staging + row * h, h), make_tile(x + t * h, h), q);
+      // The token goes straight into each of its experts' rows on q (no staging copy to expand
+      // there); the staged metadata row tells q which rows they are.
+      for (std::size_t i = 0; i < k; ++i) {
+        if (meta[1 + i] == 0xffffffffu) continue;
+        const auto e = static_cast<std::size_t>(idx[i]);
+        put_nbi(blk, ctx, make_tile(ws.expert_x + row_of[e] * h, h), make_tile(x + t * h, h), q);
+        blk.sync();
+        if (blk.rank() == 0) row_of[e] += 1;
+      }
       put(blk, ctx, make_tile(ws.staging_meta + row * mw, mw),
           make_tile<const std::uint32_t>(meta, mw), q);
       if (blk.rank() == 0) {
@@ -294,6 +322,8 @@ TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const Mo
       }
       blk.sync();
     }
+    // Slots of experts on no PE reached above cannot exist (every valid expert is on some q),
+    // so row_of stays in step with the expansion's cursors.
   }
   quiet(blk, ctx);
   if (detail::moe_last_block(blk, ctx, &ws.blocks_done[0], blocks_target)) {
@@ -310,7 +340,7 @@ TESSERA_KERNEL_CODE void moe_expand_from(Block blk, const Context& ctx, const Mo
                                          const MoeWorkspace<T>& ws, std::uint64_t epoch, int s) {
   const int me = ctx.my_pe;
   const auto k = static_cast<std::size_t>(l.topk);
-  const std::size_t h = l.hidden, mw = l.meta_words();
+  const std::size_t mw = l.meta_words();
   std::uint64_t* cur = ws.cursors + static_cast<std::size_t>(blk.block_id()) * l.cursor_words();
   wait_until(blk, ctx, &ws.data_sig[s], Cmp::ge, epoch);
   if (blk.rank() == 0) {
@@ -333,9 +363,7 @@ TESSERA_KERNEL_CODE void moe_expand_from(Block blk, const Context& ctx, const Mo
       const auto le = static_cast<std::int32_t>(meta[1 + j]);
       if (le < 0) continue;
       const std::uint64_t dest = cur[le];
-      device::detail::copy_tile(blk, make_tile(ws.expert_x + dest * h, h),
-                                make_tile<const T>(ws.staging + r * h, h));
-      blk.sync();
+      // The sender put the token's data into this row already (moe_send_tokens).
       if (blk.rank() == 0) {
         ws.row_src_pe[dest] = s;
         ws.row_src_token[dest] = static_cast<std::int32_t>(meta[0]);
