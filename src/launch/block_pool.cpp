@@ -75,6 +75,21 @@ void BlockPool::work(Worker& w) {
 }
 
 std::exception_ptr BlockPool::run(int grid, const std::function<void(device::Block)>& fn) {
+  if (grid == 1) {
+    // One block (every collective's launch): it runs here, with nothing shared to allocate;
+    // its grid_sync counter lives on this frame, which outlives the block.
+    std::uint64_t arrivals = 0;
+    const std::uint64_t id = g_launches.fetch_add(1, std::memory_order_relaxed) + 1;
+    device::platform::host_launch_site = {id, 0, &arrivals, 0};
+    std::exception_ptr error;
+    try {
+      fn(device::Block(0, 1));
+    } catch (...) {
+      error = std::current_exception();
+    }
+    device::platform::host_launch_site = {};
+    return error;
+  }
   while (static_cast<int>(workers_.size()) < grid - 1) {
     auto w = std::make_unique<Worker>();
     Worker* raw = w.get();

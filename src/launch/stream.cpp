@@ -1,6 +1,9 @@
 #include "tessera/stream.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -10,6 +13,7 @@
 
 #include "launch/block_pool.hpp"
 #include "launch/native_stream.hpp"
+#include "launch/spin.hpp"
 #include "runtime/failure_code.hpp"
 #include "runtime/fault_report.hpp"
 #include "tessera/device/failure.hpp"
@@ -53,15 +57,26 @@ struct Stream::Impl {
     std::shared_ptr<StreamMark> mark;
   };
 
+  // Tasks run one at a time, in queue order, on one of two runners: the executor thread, or a
+  // thread inside synchronize(), which takes the queued tasks itself instead of waiting for the
+  // executor to wake up (it would block until they ran anyway). `busy` says a runner holds a
+  // task; only the runner that set it pops the next one, so the order is the queue's.
   int pe;
-  std::mutex mu;
-  std::condition_variable wake;  // work arrived, or stop
-  std::condition_variable idle;  // the queue drained
+  mutable std::mutex mu;
+  std::condition_variable wake;  // work arrived, or stop (executor)
+  std::condition_variable idle;  // a task finished (synchronize, wait_idle)
   std::deque<Task> queue;
   bool busy = false;
   bool stop = false;
+  // The executor sleeps until notified (no work came for kExecutorDoze): enqueue must notify
+  // it. While it dozes (timed waits of kExecutorPoll) enqueue leaves it to its timer.
+  bool executor_asleep = false;
+  int idle_waiters = 0;  // threads waiting on `idle`
+  // Tasks ever pushed and ever finished: written under mu, read without it by spinning threads.
+  std::atomic<std::uint64_t> pushed{0};
+  std::atomic<std::uint64_t> finished{0};
   std::exception_ptr error;  // first failure since the last synchronize
-  detail::BlockPool blocks;  // used by the executor thread only
+  detail::BlockPool blocks;  // used by the runner holding `busy` only
   std::thread executor;
   std::unique_ptr<detail::NativeStream> native;  // GPU work, when the backend has a device
 
@@ -71,47 +86,97 @@ struct Stream::Impl {
     if (!executor.joinable()) executor = std::thread([this] { loop(); });
   }
 
-  void loop() {
-    std::unique_lock lock(mu);
-    for (;;) {
-      wake.wait(lock, [&] { return !queue.empty() || stop; });
-      if (queue.empty()) return;
-      auto task = std::move(queue.front());
-      queue.pop_front();
-      if (task.mark) {
-        // Hand this stream's failure, if any, to the waiting stream, and run on.
-        std::exception_ptr handed = std::exchange(error, nullptr);
-        lock.unlock();
-        {
-          std::lock_guard mark_lock(task.mark->mu);
-          task.mark->failure = std::move(handed);
-          task.mark->done = true;
-        }
-        task.mark->reached.notify_all();
-        task.mark = nullptr;
-        lock.lock();
-        if (queue.empty()) idle.notify_all();
-        continue;
-      }
-      const bool skip = error != nullptr;
+  // Appends a task (lock held); true when the executor sleeps and must be woken.
+  bool push(Task task) {
+    start();
+    queue.push_back(std::move(task));
+    pushed.fetch_add(1, std::memory_order_release);
+    return executor_asleep;
+  }
+
+  // Runs the front task: lock held, queue not empty, no runner busy. Returns with the lock held.
+  void run_front(std::unique_lock<std::mutex>& lock) {
+    auto task = std::move(queue.front());
+    queue.pop_front();
+    if (task.mark) {
+      // Hand this stream's failure, if any, to the waiting stream, and run on.
+      std::exception_ptr handed = std::exchange(error, nullptr);
       busy = true;
       lock.unlock();
-      std::exception_ptr failure;
-      if (!skip) {
-        try {
-          detail::FaultScope scope(pe,
-                                   "work on a stream");  // a stray access is reported as this PE's
-          task.fn();
-        } catch (...) {
-          failure = as_error(std::current_exception(), pe);
-        }
+      {
+        std::lock_guard mark_lock(task.mark->mu);
+        task.mark->failure = std::move(handed);
+        task.mark->done = true;
       }
-      task.fn = nullptr;
+      task.mark->reached.notify_all();
+      task.mark = nullptr;
       lock.lock();
-      busy = false;
-      if (failure && !error) error = std::move(failure);
-      failure = nullptr;  // released under the lock, not after the next task started
-      if (queue.empty()) idle.notify_all();
+      finish_task();
+      return;
+    }
+    const bool skip = error != nullptr;
+    busy = true;
+    lock.unlock();
+    std::exception_ptr failure;
+    if (!skip) {
+      try {
+        detail::FaultScope scope(pe,
+                                 "work on a stream");  // a stray access is reported as this PE's
+        task.fn();
+      } catch (...) {
+        failure = as_error(std::current_exception(), pe);
+      }
+    }
+    task.fn = nullptr;
+    lock.lock();
+    if (failure && !error) error = std::move(failure);
+    failure = nullptr;  // released under the lock, not after the next task started
+    finish_task();
+  }
+
+  // Lock held: the running task is done; tell whoever waits for it.
+  void finish_task() {
+    busy = false;
+    finished.fetch_add(1, std::memory_order_release);
+    if (idle_waiters > 0) idle.notify_all();
+    // A runner inside synchronize() leaves later tasks (pushed after it was called) to the
+    // executor, which may have gone back to sleep while this one was busy.
+    if (executor_asleep && !queue.empty()) wake.notify_one();
+  }
+
+  void loop() {
+    std::unique_lock lock(mu);
+    std::uint64_t seen = pushed.load(std::memory_order_relaxed);
+    auto last_push = std::chrono::steady_clock::now();
+    for (;;) {
+      if (!queue.empty() && !busy) {
+        run_front(lock);
+        continue;
+      }
+      if (stop && queue.empty() && !busy) return;
+      // Nothing to run: poll briefly for the next task, then doze.
+      const std::uint64_t before = pushed.load(std::memory_order_relaxed);
+      lock.unlock();
+      detail::spin_for(detail::kExecutorSpin,
+                       [&] { return pushed.load(std::memory_order_acquire) != before; });
+      lock.lock();
+      if ((!queue.empty() && !busy) || stop) continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (const std::uint64_t p = pushed.load(std::memory_order_relaxed); p != seen) {
+        seen = p;
+        last_push = now;
+      }
+      const auto ready = [&] { return (!queue.empty() && !busy) || stop; };
+      if (now - last_push < detail::kExecutorDoze) {
+        // Work came in recently (the caller is active): wake on a short timer rather than be
+        // notified, so enqueue costs no futex wake and the next synchronize() most often runs
+        // the task itself first. Work nobody synchronizes on starts within the timer.
+        wake.wait_for(lock, detail::kExecutorPoll, ready);
+        continue;
+      }
+      executor_asleep = true;
+      wake.wait(lock, ready);
+      executor_asleep = false;
     }
   }
 };
@@ -139,7 +204,11 @@ std::size_t Stream::in_flight() const {
 
 bool Stream::wait_idle(std::chrono::milliseconds bound) {
   std::unique_lock lock(impl_->mu);
-  return impl_->idle.wait_for(lock, bound, [&] { return impl_->queue.empty() && !impl_->busy; });
+  ++impl_->idle_waiters;
+  const bool idle =
+      impl_->idle.wait_for(lock, bound, [&] { return impl_->queue.empty() && !impl_->busy; });
+  --impl_->idle_waiters;
+  return idle;
 }
 
 int Stream::pe() const { return impl_->pe; }
@@ -149,12 +218,12 @@ void* Stream::native_handle() const { return impl_->native ? impl_->native->hand
 int Stream::native_device() const { return impl_->native ? impl_->native->device() : -1; }
 
 void Stream::enqueue(std::function<void()> fn) {
+  bool notify = false;
   {
     std::lock_guard lock(impl_->mu);
-    impl_->start();
-    impl_->queue.push_back(Impl::Task{std::move(fn), nullptr});
+    notify = impl_->push(Impl::Task{std::move(fn), nullptr});
   }
-  impl_->wake.notify_one();
+  if (notify) impl_->wake.notify_one();
 }
 
 void Stream::enqueue_grid(int grid, std::function<void(device::Block)> fn) {
@@ -180,12 +249,12 @@ void Stream::wait_for(Stream& other) {
   }
   if (&other == this) return;  // a stream is always in order with itself
   auto mark = std::make_shared<StreamMark>();
+  bool notify = false;
   {
     std::lock_guard lock(other.impl_->mu);
-    other.impl_->start();
-    other.impl_->queue.push_back(Impl::Task{nullptr, mark});
+    notify = other.impl_->push(Impl::Task{nullptr, mark});
   }
-  other.impl_->wake.notify_one();
+  if (notify) other.impl_->wake.notify_one();
   enqueue([mark] {
     std::unique_lock lock(mark->mu);
     mark->reached.wait(lock, [&] { return mark->done; });
@@ -195,11 +264,33 @@ void Stream::wait_for(Stream& other) {
 
 void Stream::synchronize() {
   if (impl_->native) impl_->native->synchronize();
+  Impl& s = *impl_;
   std::exception_ptr error;
   {
-    std::unique_lock lock(impl_->mu);
-    impl_->idle.wait(lock, [&] { return impl_->queue.empty() && !impl_->busy; });
-    error = std::exchange(impl_->error, nullptr);
+    std::unique_lock lock(s.mu);
+    // Everything pushed so far; tasks finish in queue order, so `finished` reaching this count
+    // means all of them ran.
+    const std::uint64_t target = s.pushed.load(std::memory_order_relaxed);
+    while (s.finished.load(std::memory_order_relaxed) < target) {
+      if (!s.busy && !s.queue.empty()) {
+        // Run the next task here: no wake-up of the executor to wait for, and this thread
+        // would only block until it ran.
+        s.run_front(lock);
+        continue;
+      }
+      // The executor runs a task: poll for its end briefly, then sleep until notified.
+      const std::uint64_t before = s.finished.load(std::memory_order_relaxed);
+      lock.unlock();
+      const bool moved = detail::spin_for(detail::kSynchronizeSpin, [&] {
+        return s.finished.load(std::memory_order_acquire) != before;
+      });
+      lock.lock();
+      if (moved) continue;
+      ++s.idle_waiters;
+      s.idle.wait(lock, [&] { return s.finished.load(std::memory_order_relaxed) != before; });
+      --s.idle_waiters;
+    }
+    error = std::exchange(s.error, nullptr);
   }
   if (error) std::rethrow_exception(error);
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "launch/grid_size.hpp"
 #include "ops/heap_fill.hpp"
 #include "runtime/op_support.hpp"
 #include "tessera/device/ops/moe.hpp"
@@ -102,6 +103,8 @@ struct CombineKernel {
 const char* to_string(MoeDtype dtype) noexcept { return dtype == MoeDtype::f32 ? "f32" : "bf16"; }
 
 MoeBuffer::MoeBuffer(Runtime& rt, const MoeConfig& config) : rt_(&rt), config_(config) {
+  // Before the collective checks: a bad TESSERA_CORES throws on every PE alike.
+  grid_cap_ = detail::default_blocks(rt, std::max(1, config_.max_blocks));
   check_config(rt, config_);
   const auto n = static_cast<std::size_t>(rt.n_pes());
   local_experts_ = config_.num_experts / rt.n_pes();
@@ -118,7 +121,7 @@ MoeBuffer::MoeBuffer(Runtime& rt, const MoeConfig& config) : rt_(&rt), config_(c
   const std::size_t h = config_.hidden, es = element_bytes(config_.dtype);
   const auto blocks = static_cast<std::size_t>(config_.max_blocks);
   const std::size_t record_words = 3 + n + static_cast<std::size_t>(config_.num_experts);
-  const std::size_t cursor_words = std::max(n, el);
+  const std::size_t cursor_words = n + static_cast<std::size_t>(config_.num_experts);
   const std::size_t words =
       round8(2 * n * record_words) + 4 * round8(n) + 8 + round8(blocks * cursor_words);
   words_ = rt.alloc<std::uint64_t>(words);
@@ -138,7 +141,8 @@ MoeBuffer::MoeBuffer(Runtime& rt, const MoeConfig& config) : rt_(&rt), config_(c
 
 int MoeBuffer::blocks_for(std::size_t tokens) const {
   if (tokens <= kMoeDecodeTokens) return 1;
-  return std::min(config_.max_blocks, 2);
+  // Prefill: as many blocks as this PE's share of the node's cores (grid_cap_ <= max_blocks).
+  return grid_cap_;
 }
 
 template <class T>

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -211,6 +212,16 @@ double combine_error(const std::vector<T>& y, const Input<T>& in, int k, std::si
   return max_ref == 0 ? max_err : max_err / max_ref;
 }
 
+// Sets TESSERA_CORES (the cores the node's PEs share, which size prefill grids) for a scope;
+// set before the PE threads start and cleared after they are joined.
+class CoresForTest {
+ public:
+  explicit CoresForTest(const std::string& value) { ::setenv("TESSERA_CORES", value.c_str(), 1); }
+  ~CoresForTest() { ::unsetenv("TESSERA_CORES"); }
+  CoresForTest(const CoresForTest&) = delete;
+  CoresForTest& operator=(const CoresForTest&) = delete;
+};
+
 template <class T>
 MoeHandle dispatch(MoeBuffer& buf, Stream& s, const Input<T>& in, bool idx64,
                    std::vector<std::int32_t>& idx32) {
@@ -224,6 +235,8 @@ void run_case(const Case& c, Routing routing, bool holes, int silent) {
   constexpr std::size_t kHidden = 40;
   const std::uint64_t seed =
       static_cast<std::uint64_t>(c.pes * 131 + c.experts_per_pe * 17 + c.topk);
+  // Three cores per PE, so the multi-block calls get max_blocks = 3 blocks on any machine.
+  const CoresForTest cores(std::to_string(3 * c.pes));
   run_pes(c.pes, [&](Runtime& rt) {
     const int n = rt.n_pes(), me = rt.pe();
     MoeConfig cfg;
@@ -292,6 +305,51 @@ std::vector<Case> all_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, Moe, ::testing::ValuesIn(all_cases()), name_of);
+
+// PEs x blocks never exceed the cores: a prefill grid is this PE's share of the node's cores, at
+// most max_blocks; the decode path is one block whatever the cores.
+TEST(MoeGrid, PrefillGridIsThePesShareOfTheCores) {
+  struct Expect {
+    const char* cores;
+    int pes, max_blocks, blocks;
+  };
+  for (const Expect e : {Expect{"2", 2, 4, 1}, Expect{"1", 2, 4, 1}, Expect{"8", 2, 4, 4},
+                         Expect{"8", 4, 4, 2}, Expect{"6", 2, 2, 2}, Expect{"7", 3, 8, 2}}) {
+    const CoresForTest cores(e.cores);
+    run_pes(e.pes, [&](Runtime& rt) {
+      MoeConfig cfg;
+      cfg.max_tokens_per_pe = 256;
+      cfg.hidden = 8;
+      cfg.topk = 1;
+      cfg.num_experts = rt.n_pes();
+      cfg.max_blocks = e.max_blocks;
+      MoeBuffer buf(rt, cfg);
+      EXPECT_EQ(buf.blocks_for(MoeBuffer::kMoeDecodeTokens), 1);
+      EXPECT_EQ(buf.blocks_for(256), e.blocks)
+          << "TESSERA_CORES=" << e.cores << " with " << e.pes << " PEs";
+    });
+  }
+}
+
+TEST(MoeGrid, ABadCoreCountIsRejectedByName) {
+  const CoresForTest cores("two");
+  run_pes(1, [&](Runtime& rt) {
+    MoeConfig cfg;
+    cfg.max_tokens_per_pe = 4;
+    cfg.hidden = 8;
+    cfg.topk = 1;
+    cfg.num_experts = 1;
+    try {
+      MoeBuffer buf(rt, cfg);
+      ADD_FAILURE() << "expected tessera::Error(InvalidArgument)";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(
+                                "TESSERA_CORES must be a whole number of cores, at least 1, got "
+                                "'two'"));
+    }
+  });
+}
 
 TEST(MoeRouting, APeThatSendsNothingStillReceivesAndCombines) {
   run_case<float>({4, 4, 2, MoeDtype::f32, false, 4, 1}, Routing::random, false, 1);

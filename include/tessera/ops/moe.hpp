@@ -74,9 +74,10 @@ class MoeBuffer {
 
   // Collective, stream-ordered: enqueues one dispatch of `tokens` rows of x (this PE's memory,
   // dense [tokens, hidden]) routed by topk_idx/topk_weight (dense [tokens, topk]). One kernel:
-  // layout pass, count exchange with signals, send (each token once per destination PE),
-  // expansion into local expert segments. Until the stream has run it the inputs must stay
-  // valid. A call whose counts exceed a capacity, or whose topk_idx holds a value outside
+  // layout pass, count exchange with signals, send (each token straight into its expert rows on
+  // their PEs: one copy per row), per-row metadata on the receiving PEs. Until the stream has run
+  // it the inputs must stay valid. A call whose counts exceed a capacity, or whose topk_idx holds a
+  // value outside
   // [-1, num_experts), or with tokens > max_tokens_per_pe on any PE, fails on every PE at
   // stream.synchronize() with Error(invalid_argument) naming the PE, expert and counts; nothing
   // is written and the buffer stays usable. Throws at once on a dtype mismatch or null pointer.
@@ -101,7 +102,9 @@ class MoeBuffer {
   const MoeConfig& config() const { return config_; }
   int local_experts() const { return local_experts_; }
   // Grid a call on `tokens` tokens uses: 1 block up to kMoeDecodeTokens (the decode path: one
-  // single-block kernel), else up to config().max_blocks.
+  // single-block kernel), else this PE's share of the node's cores (the cores its process may
+  // run on, shared by the node's PEs; TESSERA_CORES overrides the count), at most
+  // config().max_blocks, so PEs x blocks do not oversubscribe the cores.
   int blocks_for(std::size_t tokens) const;
 
   // Tokens per PE up to which a call is one single-block kernel.
@@ -120,6 +123,7 @@ class MoeBuffer {
   Runtime* rt_;
   MoeConfig config_;
   int local_experts_ = 0;
+  int grid_cap_ = 1;  // prefill grid: min(max_blocks, this PE's share of the node's cores)
   std::size_t staging_rows_ = 0;
   Symmetric<std::uint64_t> words_;    // records, signals, counters, cursors
   Symmetric<unsigned char> staging_;  // tokens in, partials back

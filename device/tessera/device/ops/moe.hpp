@@ -7,19 +7,22 @@
 //  2. count exchange: the record is put into slot [n & 1][me] of every PE's record table, with
 //     count_sig[me] = n (release); every PE waits for all P records, so every PE sees the same
 //     P x (P + E) count matrix and derives the same offsets and the same capacity verdict;
-//  3. send: each token is put ONCE into the staging buffer of each PE that owns one of its
-//     experts, at (offset of this sender on that PE) + (its index among this sender's tokens for
-//     that PE), with one metadata row (source token, local expert and weight per slot); after
-//     the last row data_sig[me] = n on that PE (release);
-//  4. expand: each PE copies every staged token into the segment of each of its local experts
-//     (segments contiguous per expert, optionally aligned) and records per expert row the
-//     source PE, source token, top-k slot and weight.
-// Combine: every PE sums, per staged token, w * expert_out over the token's local experts in
-// fp32 and puts that partial row back into the source PE's staging buffer (which dispatch no
-// longer needs) at the token's source slot; the source then sums the partials of its token from
-// every PE in fp32 into y. A PE writes into another's staging only after that PE has published
-// the record of the same dispatch (dispatch) or entered the same combine (combine_ready), so
-// nothing a PE still reads is overwritten.
+//  3. send: each token's row is put straight into the expert_x row of each of its experts on
+//     the PE that owns it (the row follows from the count matrix: the expert's segment, the
+//     rows of earlier senders, this sender's earlier tokens), and one metadata row (source
+//     token, local expert and weight per slot) per destination PE into that PE's staging
+//     metadata; after the last row data_sig[me] = n on that PE (release);
+//  4. expand: each PE fills, from the staged metadata, the per-row source PE, source token,
+//     top-k slot and weight of its expert rows (the data is in place already: one copy per row
+//     in all of dispatch).
+// Combine: every PE sums, per token another PE staged here, w * expert_out over the token's
+// local experts in fp32, in one pass per row, and stores the partial straight into the source
+// PE's staging buffer (which dispatch no longer needs) at the token's source slot when that
+// heap is mapped (a put from a local row otherwise). The source then sums, per token, its own
+// experts' weighted rows and the other PEs' partials in one fp32 pass into y. A PE writes into
+// another's staging or expert rows only after that PE has published the record of the same
+// dispatch (dispatch) or entered the same combine (combine_ready), so nothing a PE still
+// reads is overwritten.
 //
 // Capacity: a PE receives at most recv_capacity tokens (each counted once per PE) and holds at
 // most expert_capacity expert rows (padding included). A call whose count matrix exceeds either
@@ -75,9 +78,10 @@ struct MoeLayout {
   TESSERA_HOST_DEVICE std::size_t meta_words() const {
     return 1 + 2 * static_cast<std::size_t>(topk);
   }
-  // Per-block scratch cursors: one per PE or per local expert.
+  // Per-block scratch cursors: one per PE, then one per expert (send), or one per local expert
+  // (expand).
   TESSERA_HOST_DEVICE std::size_t cursor_words() const {
-    return static_cast<std::size_t>(n_pes > local_experts ? n_pes : local_experts);
+    return static_cast<std::size_t>(n_pes) + static_cast<std::size_t>(num_experts);
   }
 };
 
@@ -133,8 +137,9 @@ TESSERA_KERNEL_CODE bool moe_exchange_counts(Block blk, const Context& ctx, cons
                                              const MoeWorkspace<T>& ws, std::size_t tokens,
                                              const Idx* topk_idx, std::uint64_t epoch);
 
-// Step 3: each block puts its share of the tokens into their destination PEs' staging buffers
-// (once per PE) with their metadata, and records send_pos; the last block to finish signals
+// Step 3: each block puts its share of the tokens into their experts' rows on the experts' PEs
+// (once per expert row) and their metadata into those PEs' staging (once per PE), and records
+// send_pos; the last block to finish signals
 // data_sig[me] = epoch on every PE (release). `blocks_target` is the total of grid sizes of all
 // dispatch calls so far, this one included (blocks_done[0] counts finished blocks).
 template <class Idx, class T>
@@ -143,8 +148,8 @@ TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const Mo
                                          const Idx* topk_idx, const float* topk_weight,
                                          std::uint64_t epoch, std::uint64_t blocks_target);
 
-// Step 4 for sender s: waits until s's tokens of `epoch` are staged here, then copies each into
-// its local experts' segments and fills the per-row metadata. Any block may take any sender;
+// Step 4 for sender s: waits until s's tokens of `epoch` are here (in their expert rows), then
+// fills the per-row metadata from the staged metadata rows. Any block may take any sender;
 // moe_dispatch gives sender s to block s % grid_size, so a user kernel can start on an expert's
 // rows as soon as its senders are expanded.
 template <class T>

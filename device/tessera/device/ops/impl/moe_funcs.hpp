@@ -255,13 +255,33 @@ TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const Mo
   const std::size_t h = l.hidden, mw = l.meta_words();
   const std::size_t t0 = tokens * b / grid, t1 = tokens * (b + 1) / grid;
   std::uint64_t* cur = ws.cursors + b * l.cursor_words();
-  // Positions of this block's tokens among this PE's tokens for each PE: count those before.
+  std::uint64_t* row_of = cur + n;  // [E]: the next expert_x row of each expert, on its PE
+  // Positions of this block's tokens among this PE's tokens for each PE, and the expert rows
+  // they take on their experts' PEs: expert e's segment on its PE, past the rows of senders
+  // before this PE and of this PE's tokens before the block's. The expansion on that PE walks
+  // the same order (sender, token, slot), so both sides agree on every row.
   if (blk.rank() == 0) {
-    for (int q = 0; q < n; ++q) cur[q] = 0;
+    for (int q = 0; q < n; ++q) {
+      cur[q] = 0;
+      std::uint64_t segment = 0;
+      for (int le = 0; le < l.local_experts; ++le) {
+        const int e = q * l.local_experts + le;
+        std::uint64_t before = 0, total = 0;
+        for (int s = 0; s < n; ++s) {
+          const std::uint64_t c = detail::moe_expert(l, ws.records, epoch, s, e);
+          if (s < me) before += c;
+          total += c;
+        }
+        row_of[e] = segment + before;
+        segment += detail::moe_round_up(total, l.alignment);
+      }
+    }
     for (std::size_t t = 0; t < t0; ++t) {
       for (std::size_t j = 0; j < k; ++j) {
         const int q = detail::moe_slot_pe(l, topk_idx + t * k, static_cast<int>(j));
         if (q >= 0) cur[q] += 1;
+        const auto e = static_cast<std::int64_t>(topk_idx[t * k + j]);
+        if (e >= 0) row_of[e] += 1;
       }
     }
   }
@@ -285,7 +305,15 @@ TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const Mo
         meta[1 + i] = here ? static_cast<std::uint32_t>(e % l.local_experts) : 0xffffffffu;
         meta[1 + k + i] = detail::moe_float_bits(topk_weight[t * k + i]);
       }
-      put_nbi(blk, ctx, make_tile(ws.staging + row * h, h), make_tile(x + t * h, h), q);
+      // The token goes straight into each of its experts' rows on q (no staging copy to expand
+      // there); the staged metadata row tells q which rows they are.
+      for (std::size_t i = 0; i < k; ++i) {
+        if (meta[1 + i] == 0xffffffffu) continue;
+        const auto e = static_cast<std::size_t>(idx[i]);
+        put_nbi(blk, ctx, make_tile(ws.expert_x + row_of[e] * h, h), make_tile(x + t * h, h), q);
+        blk.sync();
+        if (blk.rank() == 0) row_of[e] += 1;
+      }
       put(blk, ctx, make_tile(ws.staging_meta + row * mw, mw),
           make_tile<const std::uint32_t>(meta, mw), q);
       if (blk.rank() == 0) {
@@ -294,6 +322,8 @@ TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const Mo
       }
       blk.sync();
     }
+    // Slots of experts on no PE reached above cannot exist (every valid expert is on some q),
+    // so row_of stays in step with the expansion's cursors.
   }
   quiet(blk, ctx);
   if (detail::moe_last_block(blk, ctx, &ws.blocks_done[0], blocks_target)) {
@@ -310,7 +340,7 @@ TESSERA_KERNEL_CODE void moe_expand_from(Block blk, const Context& ctx, const Mo
                                          const MoeWorkspace<T>& ws, std::uint64_t epoch, int s) {
   const int me = ctx.my_pe;
   const auto k = static_cast<std::size_t>(l.topk);
-  const std::size_t h = l.hidden, mw = l.meta_words();
+  const std::size_t mw = l.meta_words();
   std::uint64_t* cur = ws.cursors + static_cast<std::size_t>(blk.block_id()) * l.cursor_words();
   wait_until(blk, ctx, &ws.data_sig[s], Cmp::ge, epoch);
   if (blk.rank() == 0) {
@@ -333,9 +363,7 @@ TESSERA_KERNEL_CODE void moe_expand_from(Block blk, const Context& ctx, const Mo
       const auto le = static_cast<std::int32_t>(meta[1 + j]);
       if (le < 0) continue;
       const std::uint64_t dest = cur[le];
-      device::detail::copy_tile(blk, make_tile(ws.expert_x + dest * h, h),
-                                make_tile<const T>(ws.staging + r * h, h));
-      blk.sync();
+      // The sender put the token's data into this row already (moe_send_tokens).
       if (blk.rank() == 0) {
         ws.row_src_pe[dest] = s;
         ws.row_src_token[dest] = static_cast<std::int32_t>(meta[0]);
@@ -391,70 +419,129 @@ TESSERA_KERNEL_CODE void moe_dispatch(Block blk, const Context& ctx, const MoeLa
   }
 }
 
+namespace detail {
+
+// dst[c] = sum_j w[j] * rows[j][c] for c in [0, h), in fp32, rounded to T once: one pass over
+// every row and over dst. A host block (one thread) works in column chunks held in a stack
+// buffer, which the compiler vectorizes; a GPU block gives each thread its own columns.
+template <class G, class T>
+TESSERA_KERNEL_CODE void moe_weighted_sum(G g, T* dst, const T* const* rows, const float* w,
+                                          int n_rows, std::size_t h) {
+  const auto rank = static_cast<std::size_t>(g.rank());
+  const auto threads = static_cast<std::size_t>(g.size());
+  if (threads == 1) {
+    constexpr std::size_t kChunk = 512;
+    float acc[kChunk];
+    for (std::size_t c0 = 0; c0 < h; c0 += kChunk) {
+      const std::size_t len = h - c0 < kChunk ? h - c0 : kChunk;
+      for (std::size_t c = 0; c < len; ++c) acc[c] = 0.0f;
+      for (int j = 0; j < n_rows; ++j) {
+        const T* row = rows[j] + c0;
+        const float wj = w[j];
+        for (std::size_t c = 0; c < len; ++c) acc[c] += wj * to_float(row[c]);
+      }
+      for (std::size_t c = 0; c < len; ++c) dst[c0 + c] = moe_from_float<T>(acc[c]);
+    }
+    return;
+  }
+  for (std::size_t c = rank; c < h; c += threads) {
+    float acc = 0.0f;
+    for (int j = 0; j < n_rows; ++j) acc += w[j] * to_float(rows[j][c]);
+    dst[c] = moe_from_float<T>(acc);
+  }
+}
+
+// The expert rows of staged token `r` on this PE (recv_expand) with their routing weights;
+// returns how many were added to rows/w at index `at`.
+template <class T>
+TESSERA_HOST_DEVICE int moe_expert_rows_of(const MoeLayout& l, const MoeWorkspace<T>& ws,
+                                           const T* expert_out, std::uint64_t r, const T** rows,
+                                           float* w, int at) {
+  const auto k = static_cast<std::size_t>(l.topk);
+  const std::int32_t* expand = ws.recv_expand + r * k;
+  int n = 0;
+  for (std::size_t j = 0; j < k && expand[j] >= 0; ++j, ++n) {
+    const auto row = static_cast<std::size_t>(expand[j]);
+    rows[at + n] = expert_out + row * l.hidden;
+    w[at + n] = ws.row_weight[row];
+  }
+  return n;
+}
+
+}  // namespace detail
+
 template <class T>
 TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
                                      const MoeWorkspace<T>& ws, const T* expert_out, T* y,
                                      std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
                                      std::uint64_t blocks_target) {
   const int me = ctx.my_pe, n = l.n_pes;
-  const auto k = static_cast<std::size_t>(l.topk);
   const std::size_t h = l.hidden;
   const auto b = static_cast<std::size_t>(blk.block_id());
   const auto grid = static_cast<std::size_t>(blk.grid_size());
-  const auto rank = static_cast<std::size_t>(blk.rank());
-  const auto threads = static_cast<std::size_t>(blk.size());
-  float* acc = ws.acc + b * h;
   T* out_row = ws.out_row + b * h;
+  const T* rows[2 * kMoeMaxTopk];
+  float w[2 * kMoeMaxTopk];
   // This PE is done with its staging buffer (dispatch ended): peers may write partials into it.
-  if (b == 0 && rank == 0) {
-    for (int i = 0; i < n; ++i) {
+  if (b == 0 && blk.rank() == 0) {
+    for (int i = 1; i < n; ++i) {
       signal(ctx, &ws.combine_ready[me], call, SignalOp::set, (me + i) % n, Sem::release);
     }
   }
-  // Expert side: one weighted partial per staged token, back to its source slot.
+  // Expert side, for the other PEs' tokens: one weighted partial per staged token, computed in
+  // one pass and stored straight into its source slot in the source PE's staging when that
+  // heap is mapped (no local row, no second copy); through a put from a local row otherwise.
+  // This PE's own tokens are summed on the source side below, without a round trip.
   for (int s = static_cast<int>(b); s < n; s += static_cast<int>(grid)) {
+    if (s == me) continue;
     const std::uint64_t count = detail::moe_to(l, ws.records, epoch, s, me);
     if (count == 0) continue;
     wait_until(blk, ctx, &ws.combine_ready[s], Cmp::ge, call);
     const std::uint64_t r0 = detail::moe_recv_offset(l, ws.records, epoch, me, s);
     const std::uint64_t d0 = detail::moe_return_offset(l, ws.records, epoch, s, me);
+    T* mapped = ctx.ptr(ws.staging + d0 * h, s);
     for (std::uint64_t i = 0; i < count; ++i) {
-      const std::int32_t* rows = ws.recv_expand + (r0 + i) * k;
-      for (std::size_t c = rank; c < h; c += threads) acc[c] = 0.0f;
-      for (std::size_t j = 0; j < k && rows[j] >= 0; ++j) {
-        const auto row = static_cast<std::size_t>(rows[j]);
-        const float w = ws.row_weight[row];
-        const T* out = expert_out + row * h;
-        for (std::size_t c = rank; c < h; c += threads) acc[c] += w * to_float(out[c]);
+      const int n_rows = detail::moe_expert_rows_of(l, ws, expert_out, r0 + i, rows, w, 0);
+      if (mapped != nullptr) {
+        detail::moe_weighted_sum(blk, mapped + i * h, rows, w, n_rows, h);
+      } else {
+        detail::moe_weighted_sum(blk, out_row, rows, w, n_rows, h);
+        blk.sync();
+        put(blk, ctx, make_tile(ws.staging + (d0 + i) * h, h), make_tile<const T>(out_row, h), s);
       }
-      for (std::size_t c = rank; c < h; c += threads)
-        out_row[c] = detail::moe_from_float<T>(acc[c]);
-      blk.sync();
-      put(blk, ctx, make_tile(ws.staging + (d0 + i) * h, h), make_tile<const T>(out_row, h), s);
     }
   }
   quiet(blk, ctx);
   if (detail::moe_last_block(blk, ctx, &ws.blocks_done[1], blocks_target)) {
-    for (int i = 1; i <= n; ++i) {
+    // The counter's acquire makes every block's stores and puts happen before these signals.
+    for (int i = 1; i < n; ++i) {
       signal(ctx, &ws.combine_sig[me], call, SignalOp::set, (me + i) % n, Sem::release);
     }
   }
-  // Source side: y[t] = sum over the PEs that hold its experts of their partials, in fp32.
-  wait_until_all(blk, ctx, ws.combine_sig, static_cast<std::size_t>(n), Cmp::ge, call);
+  // Source side: y[t] = this PE's own experts' weighted rows + the partial of every other PE
+  // that holds one of its experts, summed in one fp32 pass.
+  for (int i = 1; i < n; ++i) {
+    const int q = (me + i) % n;
+    wait_until(blk, ctx, &ws.combine_sig[q], Cmp::ge, call);
+  }
+  const std::uint64_t self0 = detail::moe_recv_offset(l, ws.records, epoch, me, me);
   const std::size_t t0 = tokens * b / grid, t1 = tokens * (b + 1) / grid;
   for (std::size_t t = t0; t < t1; ++t) {
-    for (std::size_t c = rank; c < h; c += threads) acc[c] = 0.0f;
-    for (int q = 0; q < n; ++q) {
-      const std::int32_t pos =
-          ws.send_pos[t * static_cast<std::size_t>(n) + static_cast<std::size_t>(q)];
-      if (pos < 0) continue;
-      const std::uint64_t row =
-          detail::moe_return_offset(l, ws.records, epoch, me, q) + static_cast<std::uint64_t>(pos);
-      const T* part = ws.staging + row * h;
-      for (std::size_t c = rank; c < h; c += threads) acc[c] += to_float(part[c]);
+    const std::int32_t* pos_of = ws.send_pos + t * static_cast<std::size_t>(n);
+    int n_rows = 0;
+    if (pos_of[me] >= 0) {
+      n_rows = detail::moe_expert_rows_of(
+          l, ws, expert_out, self0 + static_cast<std::uint64_t>(pos_of[me]), rows, w, 0);
     }
-    for (std::size_t c = rank; c < h; c += threads)
-      y[t * h + c] = detail::moe_from_float<T>(acc[c]);
+    for (int q = 0; q < n; ++q) {
+      if (q == me || pos_of[q] < 0) continue;
+      const std::uint64_t row = detail::moe_return_offset(l, ws.records, epoch, me, q) +
+                                static_cast<std::uint64_t>(pos_of[q]);
+      rows[n_rows] = ws.staging + row * h;
+      w[n_rows] = 1.0f;
+      ++n_rows;
+    }
+    detail::moe_weighted_sum(blk, y + t * h, rows, w, n_rows, h);
   }
   blk.sync();
 }
