@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "runtime/log.hpp"
 #include "tessera/device/device.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/shmem.h"
@@ -30,7 +32,14 @@ namespace tessera::shmem {
 struct State {
   Runtime runtime;
   device::Context ctx{};
-  // Bytes of every live block from shmem_malloc & co., for shmem_realloc.
+  // TESSERA_DEBUG's logger for this PE (allocation failures are logged at INFO).
+  detail::Logger log;
+  // The thread level shmem_init (SINGLE) or shmem_init_thread (the level asked for) granted.
+  int thread_level = SHMEM_THREAD_SINGLE;
+  // Bytes of every live block from shmem_malloc & co., for shmem_realloc; guarded by
+  // blocks_mutex, since under SHMEM_THREAD_MULTIPLE threads may allocate (on distinct teams'
+  // schedules) while others look blocks up.
+  std::mutex blocks_mutex;
   std::map<const void*, std::size_t> block_bytes;
   // shmem_team_sync's counters: word p of this PE's array counts the sync signals PE p sent
   // here (symmetric, allocated by shmem_init), and sync_consumed[p] how many this PE has waited
@@ -55,6 +64,15 @@ State& state(const char* routine);
 // ("destination", "source", "signal"). Names static data, which is the usual mistake.
 void require_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
                        const char* role);
+
+// "0x..." for diagnostics.
+std::string ptr_text(const void* p);
+
+// The world PE that `pe` names in context `ctx` (its team's numbering); ends the job for an
+// invalid or destroyed context or a PE outside its team (context.cpp).
+int ctx_world_pe(const char* routine, shmem_ctx_t ctx, int pe);
+// Frees every context object (shmem_finalize).
+void release_contexts();
 
 // Ends the job unless 0 <= pe < n_pes.
 void require_pe(const State& s, const char* routine, int pe);
