@@ -7,13 +7,21 @@
 
 #include "shmem/state.hpp"
 
+namespace tessera::detail {
+// The heap mapping's alignment on every PE (src/heap/memfd.hpp, whose other includes lie
+// outside this library's include path).
+std::size_t heap_mapping_alignment(std::size_t heap_bytes);
+}  // namespace tessera::detail
+
 namespace tessera::shmem {
 namespace {
 
 // The runtime's default alignment: what shmem_malloc promises.
 constexpr std::size_t kMallocAlignment = 64;
-// The largest alignment the runtime's heap offers (its segments are 2 MiB aligned).
-constexpr std::size_t kMaxAlignment = std::size_t{2} << 20;
+// The largest alignment the heap offers: its mapping's alignment on every PE (heap/memfd.hpp).
+std::size_t max_alignment(const State& s) {
+  return detail::heap_mapping_alignment(s.runtime.options().heap_size);
+}
 
 // Collective allocation; NULL when the heap cannot hold it (on every PE alike, since the
 // allocator is deterministic). Any other failure (PEs disagreeing on the arguments) ends the job.
@@ -93,11 +101,12 @@ void* shmem_align(size_t alignment, size_t size) {
     return tessera::shmem::refuse(
         s, "shmem_align", "alignment " + std::to_string(alignment) + " is not a power of two");
   }
-  if (alignment > tessera::shmem::kMaxAlignment) {
-    return tessera::shmem::refuse(s, "shmem_align",
-                                  "alignment " + std::to_string(alignment) + " is above the " +
-                                      std::to_string(tessera::shmem::kMaxAlignment) +
-                                      " bytes the heap's mapping is aligned to");
+  if (alignment > tessera::shmem::max_alignment(s)) {
+    return tessera::shmem::refuse(
+        s, "shmem_align",
+        "alignment " + std::to_string(alignment) + " is above the " +
+            std::to_string(tessera::shmem::max_alignment(s)) +
+            " bytes the heap's mapping is aligned to (TESSERA_HEAP_SIZE sets it)");
   }
   return tessera::shmem::allocate(s, "shmem_align", size,
                                   std::max(alignment, tessera::shmem::kMallocAlignment), false);
