@@ -71,7 +71,7 @@ enum {
 /* A team handle: opaque, local to the PE that holds it. */
 typedef struct tessera_shmem_team* shmem_team_t;
 
-/* Team configuration; Tessera has no communication contexts, so num_contexts is only recorded. */
+/* Team configuration: num_contexts is recorded (contexts need no per-team resources). */
 typedef struct {
   int num_contexts;
 } shmem_team_config_t;
@@ -759,6 +759,17 @@ TESSERA_SHMEM_OLD_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_OLD_STANDARD_AMO)
 TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO)
 #undef TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO
 #undef TESSERA_SHMEM_DECLARE_OLD_STANDARD_AMO
+
+/* The pre-1.4 waits: shmem_TYPENAME_wait(ivar, value) is shmem_TYPENAME_wait_until(ivar,
+ * SHMEM_CMP_NE, value) for short, int, long, longlong; shmem_wait is shmem_long_wait. */
+#define TESSERA_SHMEM_DECLARE_OLD_WAIT(NAME, TYPE) \
+  void shmem_##NAME##_wait(TYPE* ivar, TYPE cmp_value);
+TESSERA_SHMEM_DECLARE_OLD_WAIT(short, short)
+TESSERA_SHMEM_DECLARE_OLD_WAIT(int, int)
+TESSERA_SHMEM_DECLARE_OLD_WAIT(long, long)
+TESSERA_SHMEM_DECLARE_OLD_WAIT(longlong, long long)
+#undef TESSERA_SHMEM_DECLARE_OLD_WAIT
+void shmem_wait(long* ivar, long cmp_value);
 
 /* The active-set collectives: over the PEs PE_start + i * 2^logPE_stride, i < PE_size, called by
  * exactly those PEs; pSync and pWrk are not used (any array is accepted, so the sizes below are

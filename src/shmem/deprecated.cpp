@@ -85,6 +85,19 @@ TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DEFINE_OLD_EXTENDED_AMO)
 #undef TESSERA_SHMEM_DEFINE_OLD_EXTENDED_AMO
 #undef TESSERA_SHMEM_DEFINE_OLD_STANDARD_AMO
 
+#define TESSERA_SHMEM_DEFINE_OLD_WAIT(NAME, TYPE)             \
+  void shmem_##NAME##_wait(TYPE* ivar, TYPE cmp_value) {      \
+    shmem_##NAME##_wait_until(ivar, SHMEM_CMP_NE, cmp_value); \
+  }
+TESSERA_SHMEM_DEFINE_OLD_WAIT(short, short)
+TESSERA_SHMEM_DEFINE_OLD_WAIT(int, int)
+TESSERA_SHMEM_DEFINE_OLD_WAIT(long, long)
+TESSERA_SHMEM_DEFINE_OLD_WAIT(longlong, long long)
+#undef TESSERA_SHMEM_DEFINE_OLD_WAIT
+void shmem_wait(long* ivar, long cmp_value) {
+  shmem_long_wait_until(ivar, SHMEM_CMP_NE, cmp_value);
+}
+
 void shmem_broadcast32(void* dest, const void* source, size_t nelems, int PE_root, int PE_start,
                        int logPE_stride, int PE_size, long* pSync) {
   static_cast<void>(pSync);

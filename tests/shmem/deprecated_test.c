@@ -45,6 +45,25 @@ int main(void) {
   }
   shmem_barrier_all();
 
+  /* The pre-1.4 waits: PE 0 waits for every other PE's store (shmem_wait) and each other PE
+   * for PE 0's answer (shmem_int_wait). */
+  int* answer = (int*)shmalloc(sizeof(int));
+  long* knock = (long*)shmalloc((size_t)n * sizeof(long));
+  *answer = 0;
+  for (int p = 0; p < n; ++p) knock[p] = 0;
+  shmem_barrier_all();
+  if (me != 0) {
+    shmem_long_p(&knock[me], 1, 0);
+    shmem_int_wait(answer, 0);
+    check(*answer == 42, "shmem_int_wait returned with %d", *answer);
+  } else {
+    for (int p = 1; p < n; ++p) shmem_wait(&knock[p], 0);
+    for (int p = 1; p < n; ++p) shmem_int_p(answer, 42, p);
+  }
+  shmem_barrier_all();
+  shfree(knock);
+  shfree(answer);
+
   /* broadcast64 over every PE from set PE 1: every dest but the root's gets the source. */
   int64_t* src = (int64_t*)shmalloc(4 * sizeof(int64_t));
   int64_t* dst = (int64_t*)shmalloc(4 * (size_t)n * sizeof(int64_t));
