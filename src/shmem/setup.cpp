@@ -12,10 +12,6 @@
 namespace tessera::shmem {
 namespace {
 
-// Owned here, never destroyed at exit: a program that skips shmem_finalize must not run a
-// collective teardown from a static destructor.
-State* g_state = nullptr;
-
 Options shmem_options() {
   Options options = Options::from_env();
   // OpenSHMEM programs load and store symmetric memory from host code, which a GPU heap does not
@@ -32,7 +28,9 @@ Options shmem_options() {
 
 }  // namespace
 
-State* current_state() noexcept { return g_state; }
+// Owned here, never destroyed at exit: a program that skips shmem_finalize must not run a
+// collective teardown from a static destructor.
+State* g_state = nullptr;
 
 }  // namespace tessera::shmem
 

@@ -51,19 +51,33 @@ struct State {
   std::uint64_t* collect_count = nullptr;
 };
 
-// The default runtime, or null outside shmem_init .. shmem_finalize.
-State* current_state() noexcept;
+// The default runtime, or null outside shmem_init .. shmem_finalize (set by setup.cpp; read
+// inline on every call, which the message rate of small puts depends on).
+extern State* g_state;
+inline State* current_state() noexcept { return g_state; }
 
 // Prints "tessera shmem: PE p: routine: message" to stderr and ends the job with status 1.
 [[noreturn]] void die(const char* routine, const std::string& message);
 
 // The default runtime; ends the job when shmem_init has not run (or shmem_finalize has).
-State& state(const char* routine);
+[[noreturn]] void die_not_initialised(const char* routine);
+inline State& state(const char* routine) {
+  State* s = current_state();
+  if (s == nullptr) [[unlikely]]
+    die_not_initialised(routine);
+  return *s;
+}
 
 // Ends the job unless [p, p + bytes) lies in this PE's symmetric heap; `role` names the argument
 // ("destination", "source", "signal"). Names static data, which is the usual mistake.
-void require_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
-                       const char* role);
+[[noreturn]] void die_not_symmetric(const State& s, const char* routine, const void* p,
+                                    std::size_t bytes, const char* role);
+inline void require_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
+                              const char* role) {
+  if (s.ctx.in_heap(p, bytes == 0 ? 1 : bytes)) [[likely]]
+    return;
+  die_not_symmetric(s, routine, p, bytes, role);
+}
 
 // "0x..." for diagnostics.
 std::string ptr_text(const void* p);
@@ -75,7 +89,12 @@ int ctx_world_pe(const char* routine, shmem_ctx_t ctx, int pe);
 void release_contexts();
 
 // Ends the job unless 0 <= pe < n_pes.
-void require_pe(const State& s, const char* routine, int pe);
+[[noreturn]] void die_bad_pe(const State& s, const char* routine, int pe);
+inline void require_pe(const State& s, const char* routine, int pe) {
+  if (pe >= 0 && pe < s.ctx.n_pes) [[likely]]
+    return;
+  die_bad_pe(s, routine, pe);
+}
 
 // Runs `body`, turning a device-API failure or a runtime error into die(routine, ...).
 template <class Body>
