@@ -28,8 +28,7 @@ int main(int argc, char** argv) {
   int status;
 
   check(shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided) == 0, "shmem_init_thread failed");
-  check(provided == SHMEM_THREAD_MULTIPLE, "provided thread level %d, expected MULTIPLE",
-        provided);
+  check(provided == SHMEM_THREAD_MULTIPLE, "provided thread level %d, expected MULTIPLE", provided);
   shmem_init(); /* a second call before shmem_finalize changes nothing */
   provided = -1;
   shmem_query_thread(&provided);
