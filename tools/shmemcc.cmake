@@ -36,25 +36,37 @@ set(_shmemcc_permissions FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE G
 
 # Build tree.
 set(TESSERA_SHMEMCC_TREE "build tree")
-set(TESSERA_SHMEMCC_CFLAGS "-I${PROJECT_SOURCE_DIR}/include")
+# include/tessera too, so that <shmem.h> and <pshmem.h> work as with other implementations.
+set(TESSERA_SHMEMCC_CFLAGS "-I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/include/tessera")
 set(TESSERA_SHMEMCC_LIBS "$<TARGET_FILE:tessera_shmem> $<TARGET_FILE:tessera> ${_shmemcc_deps}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/tessera-shmemcc.in
                ${CMAKE_CURRENT_BINARY_DIR}/tessera-shmemcc.build.in @ONLY)
-foreach(_name tessera-shmemcc tessera-shmemcxx)
+# The OpenSHMEM names (oshcc, oshc++, oshcxx, oshCC) are the same script: it picks C or C++ from
+# the name it was called by.
+set(_shmemcc_names tessera-shmemcc tessera-shmemcxx oshcc oshc++ oshcxx oshCC)
+foreach(_name ${_shmemcc_names})
   file(GENERATE OUTPUT ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/${_name}
        INPUT ${CMAKE_CURRENT_BINARY_DIR}/tessera-shmemcc.build.in ${_shmemcc_permissions})
 endforeach()
 
 # Install tree: paths relative to the script ($prefix is the shell's, set by the script).
 set(TESSERA_SHMEMCC_TREE "installed tree")
-set(TESSERA_SHMEMCC_CFLAGS "-I$prefix/${CMAKE_INSTALL_INCLUDEDIR}")
+set(TESSERA_SHMEMCC_CFLAGS
+    "-I$prefix/${CMAKE_INSTALL_INCLUDEDIR} -I$prefix/${CMAKE_INSTALL_INCLUDEDIR}/tessera")
 set(TESSERA_SHMEMCC_LIBS "$prefix/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:tessera_shmem> \
 $prefix/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:tessera> ${_shmemcc_deps}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/tessera-shmemcc.in
                ${CMAKE_CURRENT_BINARY_DIR}/tessera-shmemcc.install.in @ONLY)
-foreach(_name tessera-shmemcc tessera-shmemcxx)
+foreach(_name ${_shmemcc_names})
   file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/install/${_name}
        INPUT ${CMAKE_CURRENT_BINARY_DIR}/tessera-shmemcc.install.in ${_shmemcc_permissions})
   install(PROGRAMS ${CMAKE_CURRENT_BINARY_DIR}/install/${_name}
           DESTINATION ${CMAKE_INSTALL_BINDIR})
 endforeach()
+
+# oshrun: the OpenSHMEM launcher name, over tessera-run in the same directory (-n and --np are
+# taken as -np). Not a template: it finds tessera-run next to itself in both trees.
+file(GENERATE OUTPUT ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/oshrun
+     INPUT ${CMAKE_CURRENT_LIST_DIR}/oshrun.sh ${_shmemcc_permissions})
+install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/oshrun.sh DESTINATION ${CMAKE_INSTALL_BINDIR}
+        RENAME oshrun)

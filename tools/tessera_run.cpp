@@ -5,7 +5,8 @@
 // Each child gets TESSERA_BOOTSTRAP=tcp, TESSERA_UNIQUE_ID, TESSERA_RANK, TESSERA_SIZE (and
 // TESSERA_NODE_ID with --node-ids). When a child fails, tessera-run says which rank and how, lets
 // the others exit on their own for the grace period, then kills the rest. It exits 0 only when
-// every child exited 0.
+// every child exited 0, or with the status a rank passed to shmem_global_exit (see below).
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -132,8 +133,9 @@ std::optional<Options> parse_args(int argc, char** argv) {
 }
 
 bool is_job_variable(const char* entry) {
-  static const char* const names[] = {"TESSERA_BOOTSTRAP=", "TESSERA_UNIQUE_ID=", "TESSERA_RANK=",
-                                      "TESSERA_SIZE=", "TESSERA_NODE_ID="};
+  static const char* const names[] = {
+      "TESSERA_BOOTSTRAP=", "TESSERA_UNIQUE_ID=", "TESSERA_RANK=",
+      "TESSERA_SIZE=",      "TESSERA_NODE_ID=",   "TESSERA_RUN_EXIT_FD="};
   for (const char* n : names) {
     if (std::strncmp(entry, n, std::strlen(n)) == 0) return true;
   }
@@ -209,6 +211,27 @@ int main(int argc, char** argv) {
   for (const std::string& a : opt.command) child_argv.push_back(const_cast<char*>(a.c_str()));
   child_argv.push_back(nullptr);
 
+  // ---- shmem_global_exit's status (the shmem slice's block) ----
+  // A rank that calls shmem_global_exit(status) writes `status` (an int) to the pipe whose write
+  // end TESSERA_RUN_EXIT_FD names before it exits. The job then exits with that status whatever
+  // the other ranks' (who see a lost peer) is, and the rest are killed at once: the
+  // specification makes `status` the program's exit status and asks every PE to end promptly.
+  int exit_pipe[2] = {-1, -1};
+  if (::pipe(exit_pipe) == 0) {
+    ::fcntl(exit_pipe[0], F_SETFD, FD_CLOEXEC);
+    ::fcntl(exit_pipe[0], F_SETFL, O_NONBLOCK);
+    base_env.push_back("TESSERA_RUN_EXIT_FD=" + std::to_string(exit_pipe[1]));
+  }
+  std::optional<int> global_exit_status;
+  auto read_global_exit = [&] {
+    int status = 0;
+    if (exit_pipe[0] >= 0 && !global_exit_status &&
+        ::read(exit_pipe[0], &status, sizeof(status)) == static_cast<ssize_t>(sizeof(status))) {
+      global_exit_status = status & 0xff;
+    }
+  };
+  // ---- end of the shmem block ----
+
   std::vector<Child> children(static_cast<std::size_t>(opt.np));
   int running = 0;
   for (int rank = 0; rank < opt.np; ++rank) {
@@ -246,6 +269,8 @@ int main(int argc, char** argv) {
     ++running;
   }
 
+  if (exit_pipe[1] >= 0) ::close(exit_pipe[1]);  // the children hold it (shmem block)
+
   const auto start = Clock::now();
   std::optional<Clock::time_point> kill_at;
   if (opt.timeout_s > 0) {
@@ -272,6 +297,12 @@ int main(int argc, char** argv) {
   };
 
   while (running > 0) {
+    // shmem block: a global_exit status is written before its rank exits, so it is here by the
+    // time any exit it caused is reaped below.
+    if (!global_exit_status) {
+      read_global_exit();
+      if (global_exit_status) kill_running();
+    }
     for (;;) {
       int status = 0;
       pid_t pid = ::waitpid(-1, &status, WNOHANG);
@@ -282,7 +313,7 @@ int main(int argc, char** argv) {
         c.running = false;
         c.status = status;
         --running;
-        if (failed(c)) {
+        if (failed(c) && !global_exit_status) {
           std::fprintf(stderr, "tessera-run: %s\n", describe(static_cast<int>(r), c).c_str());
           if (exit_code == 0 && !c.killed_by_us) {
             exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -332,5 +363,8 @@ int main(int argc, char** argv) {
   }
 
   sigprocmask(SIG_SETMASK, &previous, nullptr);
+  read_global_exit();  // shmem block
+  if (exit_pipe[0] >= 0) ::close(exit_pipe[0]);
+  if (global_exit_status) return *global_exit_status;
   return exit_code;
 }

@@ -57,7 +57,8 @@ enum {
 /* How the signalling routines update the signal word: overwrite it, or add to it atomically. */
 enum { SHMEM_SIGNAL_SET = 0, SHMEM_SIGNAL_ADD = 1 };
 
-/* Thread levels. Tessera provides SHMEM_THREAD_SINGLE through shmem_init. */
+/* Thread levels. Every level is provided: the library is thread-safe (SHMEM_THREAD_MULTIPLE);
+ * shmem_init gives SHMEM_THREAD_SINGLE, shmem_init_thread the level requested. */
 enum {
   SHMEM_THREAD_SINGLE = 0,
   SHMEM_THREAD_FUNNELED = 1,
@@ -70,7 +71,7 @@ enum {
 /* A team handle: opaque, local to the PE that holds it. */
 typedef struct tessera_shmem_team* shmem_team_t;
 
-/* Team configuration; Tessera has no communication contexts, so num_contexts is only recorded. */
+/* Team configuration: num_contexts is recorded (contexts need no per-team resources). */
 typedef struct {
   int num_contexts;
 } shmem_team_config_t;
@@ -211,14 +212,16 @@ extern shmem_team_t const SHMEM_TEAM_SHARED;
  * launcher: mpirun -> MPI, tessera-run -> tcp, none -> one PE) on the host backend. A second
  * call before shmem_finalize does nothing. Ends the job with a message when the job cannot form. */
 void shmem_init(void);
-/* shmem_init, then *provided = SHMEM_THREAD_SINGLE (whatever was requested); returns 0. */
+/* shmem_init, then *provided = `requested` (SHMEM_THREAD_MULTIPLE for a level above it);
+ * returns 0, or nonzero for a level below SHMEM_THREAD_SINGLE. */
 int shmem_init_thread(int requested, int* provided);
-/* Sets *provided to the thread level shmem_init gave: SHMEM_THREAD_SINGLE. */
+/* Sets *provided to the thread level shmem_init or shmem_init_thread gave. */
 void shmem_query_thread(int* provided);
 /* Collective: completes this PE's outstanding operations, waits for every PE, then releases the
  * heap and the runtime. Symmetric addresses are invalid afterwards; shmem_init may start again. */
 void shmem_finalize(void);
-/* Ends every PE of the job with `status` (stdout and stderr flushed first); does not return. */
+/* Ends every PE of the job with `status` (stdout and stderr flushed first); does not return.
+ * The job's exit status is `status` under tessera-run, mpirun (MPI_Abort with it) and alone. */
 void shmem_global_exit(int status);
 /* This PE's number in SHMEM_TEAM_WORLD, and the number of PEs. */
 int shmem_my_pe(void);
@@ -239,13 +242,15 @@ void shmem_info_get_name(char* name);
 
 /* Allocate `size` bytes of the symmetric heap (64-byte aligned); the same call sequence yields
  * the same object on every PE. Returns NULL for size 0 or when the heap cannot hold it
- * (TESSERA_HEAP_SIZE). Ends with a barrier, so peers may access the object on return. */
+ * (TESSERA_HEAP_SIZE); TESSERA_DEBUG=INFO logs why. Ends with a barrier, so peers may access the
+ * object on return. */
 void* shmem_malloc(size_t size);
 /* shmem_malloc, with `hints` (SHMEM_MALLOC_* bits) accepted and ignored. */
 void* shmem_malloc_with_hints(size_t size, long hints);
 /* shmem_malloc of count * size bytes, every byte zero on every PE before any PE returns. */
 void* shmem_calloc(size_t count, size_t size);
-/* shmem_malloc aligned to `alignment` (a power of two up to 2 MiB); NULL for any other value. */
+/* shmem_malloc aligned to `alignment`: any power of two the heap can satisfy (NULL, logged at
+ * TESSERA_DEBUG=INFO, for another value or when the heap has no such aligned room). */
 void* shmem_align(size_t alignment, size_t size);
 /* Resizes a symmetric object, keeping min(old, new) bytes of its contents; NULL `ptr` allocates,
  * size 0 frees (and returns NULL). The result may move; the old address is then invalid. */
@@ -542,6 +547,303 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE)
 #undef TESSERA_SHMEM_DECLARE_ORDERED_REDUCE
 #undef TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE
 
+/* ---- communication contexts ---------------------------------------------------------------- */
+
+/* A context handle: an ordering and completion domain of this PE's RMA, AMOs and signals. Every
+ * non-ctx routine is the same routine on SHMEM_CTX_DEFAULT. A context made from a team with
+ * shmem_team_create_ctx numbers its target PEs in that team (a PE outside [0, team size) ends
+ * the job). On a node every operation is complete when its call returns, so shmem_ctx_fence and
+ * shmem_ctx_quiet of one context never wait for another's operations there; operations that
+ * take the network proxy complete in this PE's one proxy queue, so a context's quiet also
+ * completes the other contexts' proxied operations (a superset of what it must complete). Using a
+ * destroyed context ends the job with "tessera shmem: ...: context ... was destroyed". */
+typedef struct tessera_shmem_ctx* shmem_ctx_t;
+
+/* Options of shmem_ctx_create and shmem_team_create_ctx: accepted (every context is safe to use
+ * from any thread, so SERIALIZED and PRIVATE only promise what Tessera does not need). */
+#define SHMEM_CTX_SERIALIZED 1L
+#define SHMEM_CTX_PRIVATE 2L
+#define SHMEM_CTX_NOSTORE 4L
+
+/* The context of the non-ctx routines (its team is SHMEM_TEAM_WORLD), and the handle of no
+ * context: what a failed create returns. */
+extern shmem_ctx_t const SHMEM_CTX_DEFAULT;
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+
+/* Makes a context over SHMEM_TEAM_WORLD (ctx_create) or `team` (team_create_ctx). Returns 0, or
+ * nonzero with *ctx = SHMEM_CTX_INVALID for unknown option bits or an invalid team. */
+int shmem_ctx_create(long options, shmem_ctx_t* ctx);
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx);
+/* Completes the context's operations (a shmem_ctx_quiet), then releases it. SHMEM_CTX_INVALID is
+ * ignored; SHMEM_CTX_DEFAULT ends the job. */
+void shmem_ctx_destroy(shmem_ctx_t ctx);
+/* The team the context was made from (SHMEM_TEAM_WORLD for ctx_create and the default); returns
+ * 0, or nonzero and *team = SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID. */
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team);
+/* shmem_fence and shmem_quiet of one context. */
+void shmem_ctx_fence(shmem_ctx_t ctx);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+
+/* The context forms of every RMA, AMO and put-with-signal routine above: shmem_ctx_X(ctx, ...)
+ * for every shmem_X, with the same arguments after ctx:
+ *   shmem_ctx_putmem, _getmem, _putmem_nbi, _getmem_nbi, _putmem_signal, _putmem_signal_nbi;
+ *   shmem_ctx_TYPENAME_put, _get, _put_nbi, _get_nbi, _iput, _iget, _p, _g, _put_signal,
+ *     _put_signal_nbi for TESSERA_SHMEM_RMA_TYPES;
+ *   shmem_ctx_putSIZE, _getSIZE, _putSIZE_nbi, _getSIZE_nbi, _iputSIZE, _igetSIZE,
+ *     _putSIZE_signal, _putSIZE_signal_nbi for TESSERA_SHMEM_RMA_SIZES;
+ *   shmem_ctx_TYPENAME_atomic_* for every AMO name and type above. */
+void shmem_ctx_putmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe);
+void shmem_ctx_getmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe);
+void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe);
+void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe);
+void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
+                             uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
+                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
+#define TESSERA_SHMEM_DECLARE_CTX_RMA(NAME, TYPE)                                                 \
+  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe);                                                            \
+  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe);                                                            \
+  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe);                                                        \
+  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe);                                                        \
+  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe);                             \
+  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe);                             \
+  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);                     \
+  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe);                         \
+  void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,             \
+                                     size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
+                                     int sig_op, int pe);                                         \
+  void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,         \
+                                         size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
+                                         int sig_op, int pe);
+TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_CTX_RMA)
+#undef TESSERA_SHMEM_DECLARE_CTX_RMA
+#define TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA(BITS, BYTES)                                         \
+  void shmem_ctx_put##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
+                           int pe);                                                              \
+  void shmem_ctx_get##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
+                           int pe);                                                              \
+  void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
+                                 int pe);                                                        \
+  void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
+                                 int pe);                                                        \
+  void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
+                            ptrdiff_t sst, size_t nelems, int pe);                               \
+  void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
+                            ptrdiff_t sst, size_t nelems, int pe);                               \
+  void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void* dest, const void* source,             \
+                                    size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
+                                    int sig_op, int pe);                                         \
+  void shmem_ctx_put##BITS##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source,         \
+                                        size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
+                                        int sig_op, int pe);
+TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA)
+#undef TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA
+#define TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO(NAME, TYPE)                                      \
+  TYPE shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const TYPE* source, int pe);            \
+  void shmem_ctx_##NAME##_atomic_set(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);          \
+  TYPE shmem_ctx_##NAME##_atomic_swap(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);         \
+  void shmem_ctx_##NAME##_atomic_fetch_nbi(shmem_ctx_t ctx, TYPE* fetch, const TYPE* source,    \
+                                           int pe);                                             \
+  void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, TYPE value, \
+                                          int pe);
+#define TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO(NAME, TYPE)                                        \
+  TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO(NAME, TYPE)                                              \
+  TYPE shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, TYPE* dest, TYPE cond, TYPE value, \
+                                              int pe);                                            \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, TYPE* dest, int pe);                  \
+  void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, TYPE* dest, int pe);                        \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);      \
+  void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);            \
+  void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,       \
+                                                  TYPE cond, TYPE value, int pe);                 \
+  void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, int pe); \
+  void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,          \
+                                               TYPE value, int pe);
+#define TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO(NAME, TYPE)                                    \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_and(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe); \
+  void shmem_ctx_##NAME##_atomic_and(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);       \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_or(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);  \
+  void shmem_ctx_##NAME##_atomic_or(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);        \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_xor(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe); \
+  void shmem_ctx_##NAME##_atomic_xor(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);       \
+  void shmem_ctx_##NAME##_atomic_fetch_and_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,     \
+                                               TYPE value, int pe);                          \
+  void shmem_ctx_##NAME##_atomic_fetch_or_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,      \
+                                              TYPE value, int pe);                           \
+  void shmem_ctx_##NAME##_atomic_fetch_xor_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,     \
+                                               TYPE value, int pe);
+TESSERA_SHMEM_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO)
+TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO)
+TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO)
+#undef TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO
+#undef TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO
+#undef TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO
+
+/* ---- distributed locks ----------------------------------------------------------------------- */
+
+/* `lock` is a symmetric long, zero on every PE before its first use (shmem_calloc, or stored 0
+ * before a barrier); only PE 0's copy is used. A ticket lock: shmem_set_lock takes the next
+ * ticket and waits (bounded by TESSERA_TIMEOUT) until it is served, so PEs acquire it in the
+ * order they asked (none starves); the holder then sees every store and RMA the previous holder
+ * made before its shmem_clear_lock. shmem_test_lock takes the lock only if it is free: returns
+ * 0 when taken, 1 when another PE holds it. shmem_clear_lock completes this PE's outstanding
+ * operations (shmem_quiet), then hands the lock to the next ticket. */
+void shmem_set_lock(long* lock);
+int shmem_test_lock(long* lock);
+void shmem_clear_lock(long* lock);
+
+/* ---- more of 1.5: 2-D team split, team_ptr, pcontrol -------------------------------------- */
+
+/* Collective over parent_team: splits it into rows of xrange PEs (the x-axis teams: parent PEs
+ * k * xrange .. k * xrange + xrange - 1, the last row possibly shorter) and columns (the y-axis
+ * teams: parent PEs j, j + xrange, ...). This PE's row and column handles go to *xaxis_team and
+ * *yaxis_team, numbered along the axis. xrange above the parent's size is the parent's size.
+ * Returns 0, or nonzero (both handles SHMEM_TEAM_INVALID) for an invalid parent or xrange < 1. */
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                        const shmem_team_config_t* xaxis_config, long xaxis_mask,
+                        shmem_team_t* xaxis_team, const shmem_team_config_t* yaxis_config,
+                        long yaxis_mask, shmem_team_t* yaxis_team);
+/* shmem_ptr for the PE numbered `pe` in `team`: NULL when that PE's heap is not mapped here,
+ * `dest` is not symmetric, or pe is outside the team. */
+void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe);
+/* Profiling control: levels are recorded (Tessera's own profiling does not depend on them). */
+void shmem_pcontrol(const int level, ...);
+
+/* ---- deprecated API (OpenSHMEM 1.5, Annex "Deprecated API") --------------------------------- */
+
+/* Kept for the programs and benchmark suites that still use them; each is the 1.5 routine named
+ * beside it. start_pes(n) = shmem_init (n ignored); _my_pe = shmem_my_pe; _num_pes =
+ * shmem_n_pes; shmalloc/shfree/shrealloc/shmemalign = shmem_malloc/free/realloc/align;
+ * shmem_clear_cache_inv, shmem_set_cache_inv, shmem_clear_cache_line_inv,
+ * shmem_set_cache_line_inv, shmem_udcflush, shmem_udcflush_line do nothing (Tessera's host
+ * memory is coherent). */
+void start_pes(int npes);
+int _my_pe(void);
+int _num_pes(void);
+void* shmalloc(size_t size);
+void shfree(void* ptr);
+void* shrealloc(void* ptr, size_t size);
+void* shmemalign(size_t alignment, size_t size);
+void shmem_clear_cache_inv(void);
+void shmem_set_cache_inv(void);
+void shmem_clear_cache_line_inv(void* dest);
+void shmem_set_cache_line_inv(void* dest);
+void shmem_udcflush(void);
+void shmem_udcflush_line(void* dest);
+
+/* The pre-1.4 AMO names, each the shmem_TYPENAME_atomic_* routine:
+ *   shmem_TYPENAME_fetch, _set, _swap (int, long, longlong, float, double);
+ *   shmem_TYPENAME_cswap, _finc, _inc, _fadd, _add (int, long, longlong). */
+#define TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO(NAME, TYPE) \
+  TYPE shmem_##NAME##_fetch(const TYPE* source, int pe);   \
+  void shmem_##NAME##_set(TYPE* dest, TYPE value, int pe); \
+  TYPE shmem_##NAME##_swap(TYPE* dest, TYPE value, int pe);
+#define TESSERA_SHMEM_DECLARE_OLD_STANDARD_AMO(NAME, TYPE)              \
+  TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO(NAME, TYPE)                    \
+  TYPE shmem_##NAME##_cswap(TYPE* dest, TYPE cond, TYPE value, int pe); \
+  TYPE shmem_##NAME##_finc(TYPE* dest, int pe);                         \
+  void shmem_##NAME##_inc(TYPE* dest, int pe);                          \
+  TYPE shmem_##NAME##_fadd(TYPE* dest, TYPE value, int pe);             \
+  void shmem_##NAME##_add(TYPE* dest, TYPE value, int pe);
+#define TESSERA_SHMEM_OLD_STANDARD_AMO_TYPES(X) \
+  X(int, int)                                   \
+  X(long, long)                                 \
+  X(longlong, long long)
+TESSERA_SHMEM_OLD_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_OLD_STANDARD_AMO)
+TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO)
+#undef TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO
+#undef TESSERA_SHMEM_DECLARE_OLD_STANDARD_AMO
+
+/* The pre-1.4 waits: shmem_TYPENAME_wait(ivar, value) is shmem_TYPENAME_wait_until(ivar,
+ * SHMEM_CMP_NE, value) for short, int, long, longlong; shmem_wait is shmem_long_wait. */
+#define TESSERA_SHMEM_DECLARE_OLD_WAIT(NAME, TYPE) \
+  void shmem_##NAME##_wait(TYPE* ivar, TYPE cmp_value);
+TESSERA_SHMEM_DECLARE_OLD_WAIT(short, short)
+TESSERA_SHMEM_DECLARE_OLD_WAIT(int, int)
+TESSERA_SHMEM_DECLARE_OLD_WAIT(long, long)
+TESSERA_SHMEM_DECLARE_OLD_WAIT(longlong, long long)
+#undef TESSERA_SHMEM_DECLARE_OLD_WAIT
+void shmem_wait(long* ivar, long cmp_value);
+
+/* The active-set collectives: over the PEs PE_start + i * 2^logPE_stride, i < PE_size, called by
+ * exactly those PEs; pSync and pWrk are not used (any array is accepted, so the sizes below are
+ * 1). PE_root of the broadcasts is relative to the set; as the specification says, a broadcast
+ * leaves the root's dest unchanged. nelems counts 32- or 64-bit elements (alltoall: per PE).
+ * Each is the team collective on a team of the set's PEs; a set that leaves the job or does not
+ * hold this PE ends the job. The _to_all reductions are the TYPENAME_OP_reduce routines of 1.5:
+ * and/or/xor for short, int, long, longlong; max/min/sum/prod for those and float, double,
+ * longdouble; sum/prod for complexd and complexf. */
+#define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
+#define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
+#define SHMEM_BCAST_SYNC_SIZE 1
+#define _SHMEM_BCAST_SYNC_SIZE SHMEM_BCAST_SYNC_SIZE
+#define SHMEM_COLLECT_SYNC_SIZE 1
+#define _SHMEM_COLLECT_SYNC_SIZE SHMEM_COLLECT_SYNC_SIZE
+#define SHMEM_REDUCE_SYNC_SIZE 1
+#define _SHMEM_REDUCE_SYNC_SIZE SHMEM_REDUCE_SYNC_SIZE
+#define SHMEM_ALLTOALL_SYNC_SIZE 1
+#define SHMEM_ALLTOALLS_SYNC_SIZE 1
+#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
+void shmem_broadcast32(void* dest, const void* source, size_t nelems, int PE_root, int PE_start,
+                       int logPE_stride, int PE_size, long* pSync);
+void shmem_broadcast64(void* dest, const void* source, size_t nelems, int PE_root, int PE_start,
+                       int logPE_stride, int PE_size, long* pSync);
+void shmem_collect32(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
+                     int PE_size, long* pSync);
+void shmem_collect64(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
+                     int PE_size, long* pSync);
+void shmem_fcollect32(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
+                      int PE_size, long* pSync);
+void shmem_fcollect64(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
+                      int PE_size, long* pSync);
+void shmem_alltoall32(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
+                      int PE_size, long* pSync);
+void shmem_alltoall64(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
+                      int PE_size, long* pSync);
+void shmem_alltoalls32(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int PE_start, int logPE_stride, int PE_size, long* pSync);
+void shmem_alltoalls64(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int PE_start, int logPE_stride, int PE_size, long* pSync);
+#define TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, OP)                                           \
+  void shmem_##NAME##_##OP##_to_all(TYPE* dest, const TYPE* source, int nreduce, int PE_start, \
+                                    int logPE_stride, int PE_size, TYPE* pWrk, long* pSync);
+#define TESSERA_SHMEM_OLD_BITWISE_TYPES(X) \
+  X(short, short)                          \
+  X(int, int)                              \
+  X(long, long)                            \
+  X(longlong, long long)
+#define TESSERA_SHMEM_OLD_ORDERED_TYPES(X) \
+  TESSERA_SHMEM_OLD_BITWISE_TYPES(X)       \
+  X(float, float)                          \
+  X(double, double)                        \
+  X(longdouble, long double)
+#define TESSERA_SHMEM_DECLARE_OLD_BITWISE(NAME, TYPE) \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, and)       \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, or)        \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, xor)
+#define TESSERA_SHMEM_DECLARE_OLD_ORDERED(NAME, TYPE) \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, max)       \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, min)       \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, sum)       \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, prod)
+#define TESSERA_SHMEM_DECLARE_OLD_COMPLEX(NAME, TYPE) \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, sum)       \
+  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, prod)
+TESSERA_SHMEM_OLD_BITWISE_TYPES(TESSERA_SHMEM_DECLARE_OLD_BITWISE)
+TESSERA_SHMEM_OLD_ORDERED_TYPES(TESSERA_SHMEM_DECLARE_OLD_ORDERED)
+TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
+#undef TESSERA_SHMEM_DECLARE_OLD_BITWISE
+#undef TESSERA_SHMEM_DECLARE_OLD_ORDERED
+#undef TESSERA_SHMEM_DECLARE_OLD_COMPLEX
+#undef TESSERA_SHMEM_DECLARE_TO_ALL
+
 /* ---- C11 type-generic names -------------------------------------------------------------- */
 
 /* In C11 and later, the specification's generic names pick the typed routine from the type the
@@ -663,6 +965,18 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE)
   TESSERA_SHMEM_SYNC_GENERIC(test_any, *(ivars))(ivars, __VA_ARGS__)
 #define shmem_test_some(ivars, ...) \
   TESSERA_SHMEM_SYNC_GENERIC(test_some, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_wait_until_all_vector(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(wait_until_all_vector, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_wait_until_any_vector(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(wait_until_any_vector, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_wait_until_some_vector(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(wait_until_some_vector, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_test_all_vector(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(test_all_vector, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_test_any_vector(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(test_any_vector, *(ivars))(ivars, __VA_ARGS__)
+#define shmem_test_some_vector(ivars, ...) \
+  TESSERA_SHMEM_SYNC_GENERIC(test_some_vector, *(ivars))(ivars, __VA_ARGS__)
 
 /* clang-format off */
 #define TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(OP, X) \

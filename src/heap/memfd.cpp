@@ -59,6 +59,13 @@ void make_inaccessible(char* p, std::size_t bytes, int pe) {
   }
 }
 
+std::size_t heap_mapping_alignment(std::size_t heap_bytes) {
+  constexpr std::size_t kMost = std::size_t{1} << 30;
+  std::size_t align = kHeapAlignment;
+  while (align < kMost && align * 2 <= heap_bytes) align *= 2;
+  return align;
+}
+
 Mapping map_heap(int fd, std::size_t bytes, std::size_t hole_offset, std::size_t hole_bytes, int pe,
                  int owner_pe) {
   const auto fail = [&] {
@@ -70,12 +77,14 @@ Mapping map_heap(int fd, std::size_t bytes, std::size_t hole_offset, std::size_t
   // over the middle and give back only the slack beyond the guards. Heap offsets aligned to
   // kHeapAlignment then give addresses aligned the same way, and whatever the kernel maps
   // next to the reservation later stays kGuardBytes away from the heap.
-  const std::size_t span = kGuardBytes + bytes + kHeapAlignment + kGuardBytes;
+  // (shmem slice) Aligned to heap_mapping_alignment: only address space is reserved for it.
+  const std::size_t align = heap_mapping_alignment(bytes);
+  const std::size_t span = kGuardBytes + bytes + align + kGuardBytes;
   void* reserved =
       ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (reserved == MAP_FAILED) throw fail();
   const auto start = reinterpret_cast<std::uintptr_t>(reserved);
-  const std::uintptr_t aligned = (start + kGuardBytes + kHeapAlignment - 1) & ~(kHeapAlignment - 1);
+  const std::uintptr_t aligned = (start + kGuardBytes + align - 1) & ~(align - 1);
   void* p = ::mmap(reinterpret_cast<void*>(aligned), bytes, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
   if (p == MAP_FAILED || (hole_bytes > 0 && ::mprotect(static_cast<char*>(p) + hole_offset,

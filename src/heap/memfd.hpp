@@ -35,6 +35,12 @@ class Mapping {
 // at most this much has an address aligned the same way (malloc rejects larger alignments).
 inline constexpr std::size_t kHeapAlignment = std::size_t{2} << 20;
 
+// (shmem slice, issue 20: shmem_align) The alignment of a heap mapping of a heap of
+// `heap_bytes`: the largest power of two not above it, within [kHeapAlignment, 1 GiB]. Every PE
+// of a job has the same heap size, so all map their heaps aligned alike, and a block whose heap
+// offset is aligned to at most this much has an address aligned the same way on every PE.
+std::size_t heap_mapping_alignment(std::size_t heap_bytes);
+
 // Inaccessible (PROT_NONE) address space kept right before and right after every heap mapping, so
 // a tile that runs off either end of a heap faults at once instead of writing whatever mapping
 // happens to be next. Address space only: no memory backs it.
@@ -46,7 +52,8 @@ void make_inaccessible(char* p, std::size_t bytes, int pe);
 // Creates this PE's heap: a memfd of `bytes` (sparse; pages appear on first touch).
 Fd create_heap_memfd(std::size_t bytes, int pe);
 
-// Maps `bytes` of `fd` read/write and shared, at a kHeapAlignment-aligned address between two
+// Maps `bytes` of `fd` read/write and shared, at a heap_mapping_alignment(bytes)-aligned address
+// (at least kHeapAlignment) between two
 // kGuardBytes guards, with [hole_offset, hole_offset + hole_bytes) of it inaccessible too (the
 // guard between the heap and the control area). Throws Error(backend) naming `pe` on failure.
 Mapping map_heap(int fd, std::size_t bytes, std::size_t hole_offset, std::size_t hole_bytes, int pe,

@@ -247,10 +247,15 @@ void* RuntimeImpl::malloc(std::size_t bytes, std::size_t align, CollectiveKind k
   if (finalized_) fail(ErrorCode::invalid_argument, "malloc after finalize");
   const char* what = kind == CollectiveKind::calloc ? "calloc" : "malloc";
   check_collective(kind, what, bytes, align);
-  if (align == 0 || (align & (align - 1)) != 0 || align > kHeapAlignment) {
+  // (shmem slice) Host heaps are mapped aligned to heap_mapping_alignment (up to 1 GiB); GPU
+  // heaps to kHeapAlignment.
+  const std::size_t max_align = backend_ == Backend::host
+                                    ? detail::heap_mapping_alignment(options_.heap_size)
+                                    : kHeapAlignment;
+  if (align == 0 || (align & (align - 1)) != 0 || align > max_align) {
     fail(ErrorCode::invalid_argument,
          std::string(what) + ": alignment must be a power of two of at most " +
-             std::to_string(kHeapAlignment) + " bytes, got " + std::to_string(align));
+             std::to_string(max_align) + " bytes, got " + std::to_string(align));
   }
   if (bytes == 0) return nullptr;
   const std::optional<std::size_t> offset = heap_->allocate(bytes, align);

@@ -8,7 +8,6 @@
 #include "shmem/collectives.hpp"
 
 namespace tessera::shmem {
-namespace {
 
 // The deprecated active set as a team: PE_start + i * 2^logPE_stride for i < PE_size. Ends the
 // job when the set leaves the job or does not hold this PE (the routines return nothing).
@@ -39,6 +38,8 @@ tessera_shmem_team active_set(const State& s, const char* routine, int start, in
   }
   return set;
 }
+
+namespace {
 
 // shmem_broadcastmem and the typed broadcasts: members other than the root read the root's
 // source into their dest; the root copies its own source to dest (after the closing sync when

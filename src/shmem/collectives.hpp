@@ -12,6 +12,12 @@
 
 namespace tessera::shmem {
 
+// The deprecated active set PE_start + i * 2^logPE_stride (i < PE_size) as a team object (a
+// value: the team routines take its address). Ends the job when the set leaves the job or does
+// not hold this PE.
+tessera_shmem_team active_set(const State& s, const char* routine, int start, int log_stride,
+                              int size);
+
 // The world PE of team member `rank`.
 inline int world_pe(const tessera_shmem_team& team, int rank) { return team.team.pe(rank); }
 

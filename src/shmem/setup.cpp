@@ -4,15 +4,13 @@
 #include <cstring>
 #include <memory>
 
+#include <unistd.h>
+
 #include "shmem/state.hpp"
 #include "shmem/teams.hpp"
 
 namespace tessera::shmem {
 namespace {
-
-// Owned here, never destroyed at exit: a program that skips shmem_finalize must not run a
-// collective teardown from a static destructor.
-State* g_state = nullptr;
 
 Options shmem_options() {
   Options options = Options::from_env();
@@ -30,7 +28,9 @@ Options shmem_options() {
 
 }  // namespace
 
-State* current_state() noexcept { return g_state; }
+// Owned here, never destroyed at exit: a program that skips shmem_finalize must not run a
+// collective teardown from a static destructor.
+State* g_state = nullptr;
 
 }  // namespace tessera::shmem
 
@@ -47,27 +47,34 @@ void shmem_init(void) {
   guarded("shmem_init", [&] {
     s->runtime = tessera::Runtime::init(tessera::shmem::shmem_options());
     s->ctx = s->runtime.device_context();
+    s->log = tessera::detail::Logger(s->runtime.options().log_level, s->ctx.my_pe);
   });
   tessera::shmem::g_state = s.release();
   guarded("shmem_init", [] { tessera::shmem::init_predefined_teams(*tessera::shmem::g_state); });
 }
 
 int shmem_init_thread(int requested, int* provided) {
-  (void)requested;
+  // Every level is safe: the routines keep no unguarded per-PE state between calls (the heap's
+  // block table and the context list have their own locks; RMA and AMOs go straight to the
+  // device API, which any thread may call). So the level asked for is the level given.
+  if (requested < SHMEM_THREAD_SINGLE) return -1;
+  const int level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
   shmem_init();
-  if (provided != nullptr) *provided = SHMEM_THREAD_SINGLE;
+  tessera::shmem::g_state->thread_level = level;
+  if (provided != nullptr) *provided = level;
   return 0;
 }
 
 void shmem_query_thread(int* provided) {
-  state("shmem_query_thread");
-  if (provided != nullptr) *provided = SHMEM_THREAD_SINGLE;
+  const State& s = state("shmem_query_thread");
+  if (provided != nullptr) *provided = s.thread_level;
 }
 
 void shmem_finalize(void) {
   State& s = state("shmem_finalize");
   tessera::shmem::barrier_all(s, "shmem_finalize");
   tessera::shmem::release_predefined_teams();
+  tessera::shmem::release_contexts();
   guarded("shmem_finalize", [&] { s.runtime.finalize(); });
   delete tessera::shmem::g_state;
   tessera::shmem::g_state = nullptr;
@@ -75,12 +82,32 @@ void shmem_finalize(void) {
 
 void shmem_global_exit(int status) {
   std::fflush(nullptr);
-  // The launcher sees this PE leave and ends the others: mpirun on any early exit, tessera-run
-  // on a non-zero status.
+  // Under tessera-run: hand `status` to the launcher first, which then exits with it and ends
+  // the other ranks at once (they would otherwise report this PE lost, with status 1).
+  if (const char* fd_text = std::getenv("TESSERA_RUN_EXIT_FD"); fd_text != nullptr) {
+    const int fd = std::atoi(fd_text);
+    const ssize_t written = ::write(fd, &status, sizeof(status));
+    static_cast<void>(written);  // nothing more to do when it failed: exit with status below
+  }
+  // Under mpirun: MPI_Abort with `status`, which mpirun returns as the job's status. The other
+  // bootstraps return, and this process exits with `status` (alone, that is the job's status).
+  if (State* s = tessera::shmem::g_state; s != nullptr) {
+    try {
+      s->runtime.bootstrap().end_job(status);
+    } catch (...) {
+      // Leaving anyway: the status below is the one to report.
+    }
+  }
   std::_Exit(status);
 }
 
 int shmem_my_pe(void) { return state("shmem_my_pe").ctx.my_pe; }
+
+void shmem_pcontrol(const int level, ...) {
+  // Levels 0 (off), 1 (default) and 2+ (implementation's own): Tessera's profiling (TESSERA_DEBUG,
+  // the job report) is configured by the environment, so the level only needs to be accepted.
+  static_cast<void>(level);
+}
 int shmem_n_pes(void) { return state("shmem_n_pes").ctx.n_pes; }
 
 int shmem_pe_accessible(int pe) {

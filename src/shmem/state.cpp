@@ -20,15 +20,12 @@ void die(const char* routine, const std::string& message) {
   std::_Exit(EXIT_FAILURE);
 }
 
-State& state(const char* routine) {
-  State* s = current_state();
-  if (s == nullptr) die(routine, "called before shmem_init (or after shmem_finalize)");
-  return *s;
+void die_not_initialised(const char* routine) {
+  die(routine, "called before shmem_init (or after shmem_finalize)");
 }
 
-void require_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
+void die_not_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
                        const char* role) {
-  if (s.ctx.in_heap(p, bytes == 0 ? 1 : bytes)) return;
   char text[512];
   if (s.ctx.in_heap(p, 1)) {
     std::snprintf(text, sizeof(text),
@@ -45,8 +42,7 @@ void require_symmetric(const State& s, const char* routine, const void* p, std::
   die(routine, text);
 }
 
-void require_pe(const State& s, const char* routine, int pe) {
-  if (pe >= 0 && pe < s.ctx.n_pes) return;
+void die_bad_pe(const State& s, const char* routine, int pe) {
   die(routine, "PE " + std::to_string(pe) + " is outside [0, " + std::to_string(s.ctx.n_pes) + ")");
 }
 

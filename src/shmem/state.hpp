@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "runtime/log.hpp"
 #include "tessera/device/device.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/shmem.h"
@@ -30,7 +32,14 @@ namespace tessera::shmem {
 struct State {
   Runtime runtime;
   device::Context ctx{};
-  // Bytes of every live block from shmem_malloc & co., for shmem_realloc.
+  // TESSERA_DEBUG's logger for this PE (allocation failures are logged at INFO).
+  detail::Logger log;
+  // The thread level shmem_init (SINGLE) or shmem_init_thread (the level asked for) granted.
+  int thread_level = SHMEM_THREAD_SINGLE;
+  // Bytes of every live block from shmem_malloc & co., for shmem_realloc; guarded by
+  // blocks_mutex, since under SHMEM_THREAD_MULTIPLE threads may allocate (on distinct teams'
+  // schedules) while others look blocks up.
+  std::mutex blocks_mutex;
   std::map<const void*, std::size_t> block_bytes;
   // shmem_team_sync's counters: word p of this PE's array counts the sync signals PE p sent
   // here (symmetric, allocated by shmem_init), and sync_consumed[p] how many this PE has waited
@@ -42,22 +51,50 @@ struct State {
   std::uint64_t* collect_count = nullptr;
 };
 
-// The default runtime, or null outside shmem_init .. shmem_finalize.
-State* current_state() noexcept;
+// The default runtime, or null outside shmem_init .. shmem_finalize (set by setup.cpp; read
+// inline on every call, which the message rate of small puts depends on).
+extern State* g_state;
+inline State* current_state() noexcept { return g_state; }
 
 // Prints "tessera shmem: PE p: routine: message" to stderr and ends the job with status 1.
 [[noreturn]] void die(const char* routine, const std::string& message);
 
 // The default runtime; ends the job when shmem_init has not run (or shmem_finalize has).
-State& state(const char* routine);
+[[noreturn]] void die_not_initialised(const char* routine);
+inline State& state(const char* routine) {
+  State* s = current_state();
+  if (s == nullptr) [[unlikely]]
+    die_not_initialised(routine);
+  return *s;
+}
 
 // Ends the job unless [p, p + bytes) lies in this PE's symmetric heap; `role` names the argument
 // ("destination", "source", "signal"). Names static data, which is the usual mistake.
-void require_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
-                       const char* role);
+[[noreturn]] void die_not_symmetric(const State& s, const char* routine, const void* p,
+                                    std::size_t bytes, const char* role);
+inline void require_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
+                              const char* role) {
+  if (s.ctx.in_heap(p, bytes == 0 ? 1 : bytes)) [[likely]]
+    return;
+  die_not_symmetric(s, routine, p, bytes, role);
+}
+
+// "0x..." for diagnostics.
+std::string ptr_text(const void* p);
+
+// The world PE that `pe` names in context `ctx` (its team's numbering); ends the job for an
+// invalid or destroyed context or a PE outside its team (context.cpp).
+int ctx_world_pe(const char* routine, shmem_ctx_t ctx, int pe);
+// Frees every context object (shmem_finalize).
+void release_contexts();
 
 // Ends the job unless 0 <= pe < n_pes.
-void require_pe(const State& s, const char* routine, int pe);
+[[noreturn]] void die_bad_pe(const State& s, const char* routine, int pe);
+inline void require_pe(const State& s, const char* routine, int pe) {
+  if (pe >= 0 && pe < s.ctx.n_pes) [[likely]]
+    return;
+  die_bad_pe(s, routine, pe);
+}
 
 // Runs `body`, turning a device-API failure or a runtime error into die(routine, ...).
 template <class Body>

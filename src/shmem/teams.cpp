@@ -185,4 +185,40 @@ void shmem_team_destroy(shmem_team_t team) {
   delete team;
 }
 
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                        const shmem_team_config_t* xaxis_config, long xaxis_mask,
+                        shmem_team_t* xaxis_team, const shmem_team_config_t* yaxis_config,
+                        long yaxis_mask, shmem_team_t* yaxis_team) {
+  const char* routine = "shmem_team_split_2d";
+  state(routine);
+  if (xaxis_team == nullptr || yaxis_team == nullptr) die(routine, "a team handle pointer is NULL");
+  *xaxis_team = SHMEM_TEAM_INVALID;
+  *yaxis_team = SHMEM_TEAM_INVALID;
+  if (!tessera::shmem::usable_team(parent_team) || xrange < 1) return -1;
+  // Parent PE r sits at column r % xrange of row r / xrange. Both splits are strided sets of the
+  // parent, and split_strided is local arithmetic, so each PE makes just its own row and column.
+  const int n = parent_team->team.size;
+  const int x = xrange > n ? n : xrange;
+  const int r = parent_team->team.my_rank;
+  const int row_start = r - r % x;
+  const int row_size = row_start + x > n ? n - row_start : x;
+  const int column_start = r % x;
+  const int column_size = (n - column_start + x - 1) / x;
+  if (shmem_team_split_strided(parent_team, row_start, 1, row_size, xaxis_config, xaxis_mask,
+                               xaxis_team) != 0 ||
+      shmem_team_split_strided(parent_team, column_start, x, column_size, yaxis_config, yaxis_mask,
+                               yaxis_team) != 0) {
+    shmem_team_destroy(*xaxis_team);
+    *xaxis_team = SHMEM_TEAM_INVALID;
+    return -1;
+  }
+  return 0;
+}
+
+void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {
+  state("shmem_team_ptr");
+  if (!valid(team) || pe < 0 || pe >= team->team.size) return nullptr;
+  return shmem_ptr(dest, team->team.pe(pe));
+}
+
 }  // extern "C"

@@ -7,12 +7,16 @@
  *   bad-pe       shmem_int_p to PE n_pes
  *   bad-cmp      shmem_int_wait_until with comparison 42
  *   wait-timeout shmem_int_wait_until that never holds (run with TESSERA_TIMEOUT=1)
- *   before-init  shmem_my_pe before shmem_init */
+ *   before-init  shmem_my_pe before shmem_init
+ *   ctx-destroyed   shmem_ctx_int_p on a context after shmem_ctx_destroy
+ *   ctx-team-pe     shmem_ctx_int_p to PE 1 of a one-PE team's context
+ *   lock-static     shmem_set_lock on a static long (not symmetric) */
 #include <string.h>
 
 #include "tessera/shmem.h"
 
 static char static_buffer[64];
+static long static_lock;
 int global_counter;
 
 int main(int argc, char** argv) {
@@ -32,6 +36,20 @@ int main(int argc, char** argv) {
     if (strcmp(mode, "bad-pe") == 0) shmem_int_p(ivar, 1, shmem_n_pes());
     if (strcmp(mode, "bad-cmp") == 0) shmem_int_wait_until(ivar, 42, 1);
     if (strcmp(mode, "wait-timeout") == 0) shmem_int_wait_until(ivar, SHMEM_CMP_EQ, 1);
+    if (strcmp(mode, "ctx-destroyed") == 0) {
+      shmem_ctx_t ctx = SHMEM_CTX_INVALID;
+      shmem_ctx_create(0, &ctx);
+      shmem_ctx_destroy(ctx);
+      shmem_ctx_int_p(ctx, ivar, 1, 0);
+    }
+    if (strcmp(mode, "ctx-team-pe") == 0) {
+      shmem_team_t alone = SHMEM_TEAM_INVALID;
+      shmem_ctx_t ctx = SHMEM_CTX_INVALID;
+      shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, 1, NULL, 0, &alone);
+      shmem_team_create_ctx(alone, 0, &ctx);
+      shmem_ctx_int_p(ctx, ivar, 1, 1);
+    }
+    if (strcmp(mode, "lock-static") == 0) shmem_set_lock(&static_lock);
   }
   shmem_barrier_all();
   shmem_finalize();

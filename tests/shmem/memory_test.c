@@ -52,7 +52,16 @@ int main(void) {
     shmem_free(p);
   }
   check(shmem_align(48, 8) == NULL, "shmem_align(48, 8) (not a power of two) is not NULL");
-  check(shmem_align((size_t)1 << 22, 8) == NULL, "shmem_align(4 MiB, 8) is not NULL");
+  /* Any power of two the heap (64 MiB here: TESSERA_HEAP_SIZE) can satisfy: 4, 8 and 16 MiB;
+   * 32 MiB needs offset 32 MiB free (offset 0 holds shmem_init's words), and 64 MiB and above
+   * cannot fit at all. */
+  for (size_t a = (size_t)1 << 22; a <= ((size_t)1 << 25); a <<= 1) {
+    void* p = shmem_align(a, 8);
+    check(p != NULL && (uintptr_t)p % a == 0, "shmem_align(%zu MiB, 8) gave %p", a >> 20, p);
+    shmem_free(p);
+  }
+  check(shmem_align((size_t)1 << 26, 8) == NULL, "shmem_align(64 MiB, 8) is not NULL");
+  check(shmem_align((size_t)1 << 40, 8) == NULL, "shmem_align(1 TiB, 8) is not NULL");
 
   /* Size 0 and impossible sizes give NULL on every PE; the heap keeps working afterwards. */
   check(shmem_malloc(0) == NULL, "shmem_malloc(0) is not NULL");

@@ -1,0 +1,327 @@
+// Communication contexts: shmem_ctx_create & co. and the shmem_ctx_* forms of every RMA, AMO and
+// put-with-signal routine. A context is a team (its PE numbering) plus its options; its
+// operations are the default routines' on the world PE its team names. On a node every
+// operation has completed when its call returns, so one context's fence or quiet never waits on
+// another's there; proxied operations share this PE's one proxy queue, whose quiet completes
+// them all (more than a context's quiet must, never less).
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "shmem/state.hpp"
+#include "shmem/teams.hpp"
+
+// A context's object. Destroyed contexts stay allocated (until shmem_finalize) with `live`
+// false, so a use after shmem_ctx_destroy is refused with a message instead of reading freed
+// memory.
+struct tessera_shmem_ctx {
+  shmem_team_t team = SHMEM_TEAM_INVALID;
+  long options = 0;
+  bool live = true;
+  bool is_default = false;
+};
+
+namespace tessera::shmem {
+namespace {
+
+tessera_shmem_ctx g_default_ctx{nullptr, 0, true, true};
+
+// Every context this process made; guarded by g_contexts_mutex (contexts may be made and
+// destroyed from any thread under SHMEM_THREAD_MULTIPLE).
+std::mutex g_contexts_mutex;
+std::vector<std::unique_ptr<tessera_shmem_ctx>> g_contexts;
+
+constexpr long kKnownOptions = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
+
+// Ends the job for SHMEM_CTX_INVALID or a destroyed context.
+const tessera_shmem_ctx& usable_ctx(const char* routine, shmem_ctx_t ctx) {
+  state(routine);
+  if (ctx == SHMEM_CTX_INVALID) die(routine, "the context is SHMEM_CTX_INVALID");
+  if (!ctx->live) die(routine, "context " + ptr_text(ctx) + " was destroyed (shmem_ctx_destroy)");
+  return *ctx;
+}
+
+int make_ctx(const char* routine, shmem_team_t team, long options, shmem_ctx_t* out) {
+  state(routine);
+  if (out == nullptr) die(routine, "ctx is NULL");
+  *out = SHMEM_CTX_INVALID;
+  if ((options & ~kKnownOptions) != 0 || !usable_team(team)) return -1;
+  auto made = std::make_unique<tessera_shmem_ctx>();
+  made->team = team;
+  made->options = options;
+  const std::lock_guard<std::mutex> lock(g_contexts_mutex);
+  g_contexts.push_back(std::move(made));
+  *out = g_contexts.back().get();
+  return 0;
+}
+
+}  // namespace
+
+std::string ptr_text(const void* p) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", p);
+  return text;
+}
+
+int ctx_world_pe(const char* routine, shmem_ctx_t ctx, int pe) {
+  const tessera_shmem_ctx& c = usable_ctx(routine, ctx);
+  if (c.is_default || c.team == SHMEM_TEAM_WORLD) return pe;
+  if (pe < 0 || pe >= c.team->team.size) {
+    die(routine, "PE " + std::to_string(pe) + " is outside the context's team of " +
+                     std::to_string(c.team->team.size) + " PEs");
+  }
+  return c.team->team.pe(pe);
+}
+
+void release_contexts() {
+  const std::lock_guard<std::mutex> lock(g_contexts_mutex);
+  g_contexts.clear();
+}
+
+}  // namespace tessera::shmem
+
+namespace ts = tessera::shmem;
+
+extern "C" {
+
+shmem_ctx_t const SHMEM_CTX_DEFAULT = &ts::g_default_ctx;
+
+int shmem_ctx_create(long options, shmem_ctx_t* ctx) {
+  return ts::make_ctx("shmem_ctx_create", SHMEM_TEAM_WORLD, options, ctx);
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx) {
+  return ts::make_ctx("shmem_team_create_ctx", team, options, ctx);
+}
+
+void shmem_ctx_destroy(shmem_ctx_t ctx) {
+  if (ctx == SHMEM_CTX_INVALID) return;
+  const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_destroy", ctx);
+  if (c.is_default) ts::die("shmem_ctx_destroy", "SHMEM_CTX_DEFAULT cannot be destroyed");
+  shmem_ctx_quiet(ctx);
+  const std::lock_guard<std::mutex> lock(ts::g_contexts_mutex);
+  ctx->live = false;
+}
+
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
+  ts::state("shmem_ctx_get_team");
+  if (team == nullptr) ts::die("shmem_ctx_get_team", "team is NULL");
+  *team = SHMEM_TEAM_INVALID;
+  if (ctx == SHMEM_CTX_INVALID) return -1;
+  const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_get_team", ctx);
+  *team = c.is_default ? SHMEM_TEAM_WORLD : c.team;
+  return 0;
+}
+
+void shmem_ctx_fence(shmem_ctx_t ctx) {
+  ts::usable_ctx("shmem_ctx_fence", ctx);
+  shmem_fence();
+}
+
+void shmem_ctx_quiet(shmem_ctx_t ctx) {
+  ts::usable_ctx("shmem_ctx_quiet", ctx);
+  shmem_quiet();
+}
+
+// The context forms: the routine shmem_X on the world PE the context's team names.
+#define TESSERA_CTX_PE(ROUTINE) ts::ctx_world_pe(ROUTINE, ctx, pe)
+
+void shmem_ctx_putmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
+  shmem_putmem(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_putmem"));
+}
+void shmem_ctx_getmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
+  shmem_getmem(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_getmem"));
+}
+void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
+  shmem_putmem_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_putmem_nbi"));
+}
+void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
+  shmem_getmem_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_getmem_nbi"));
+}
+void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
+                             uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
+  shmem_putmem_signal(dest, source, nelems, sig_addr, signal, sig_op,
+                      TESSERA_CTX_PE("shmem_ctx_putmem_signal"));
+}
+void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
+                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
+  shmem_putmem_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,
+                          TESSERA_CTX_PE("shmem_ctx_putmem_signal_nbi"));
+}
+
+#define TESSERA_SHMEM_DEFINE_CTX_RMA(NAME, TYPE)                                                  \
+  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe) {                                                           \
+    shmem_##NAME##_put(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_" #NAME "_put"));          \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
+                              int pe) {                                                           \
+    shmem_##NAME##_get(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_" #NAME "_get"));          \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe) {                                                       \
+    shmem_##NAME##_put_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_" #NAME "_put_nbi"));  \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
+                                  int pe) {                                                       \
+    shmem_##NAME##_get_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_" #NAME "_get_nbi"));  \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe) {                            \
+    shmem_##NAME##_iput(dest, source, dst, sst, nelems,                                           \
+                        TESSERA_CTX_PE("shmem_ctx_" #NAME "_iput"));                              \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
+                               ptrdiff_t sst, size_t nelems, int pe) {                            \
+    shmem_##NAME##_iget(dest, source, dst, sst, nelems,                                           \
+                        TESSERA_CTX_PE("shmem_ctx_" #NAME "_iget"));                              \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {                    \
+    shmem_##NAME##_p(dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_p"));                       \
+  }                                                                                               \
+  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe) {                        \
+    return shmem_##NAME##_g(source, TESSERA_CTX_PE("shmem_ctx_" #NAME "_g"));                     \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,             \
+                                     size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
+                                     int sig_op, int pe) {                                        \
+    shmem_##NAME##_put_signal(dest, source, nelems, sig_addr, signal, sig_op,                     \
+                              TESSERA_CTX_PE("shmem_ctx_" #NAME "_put_signal"));                  \
+  }                                                                                               \
+  void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,         \
+                                         size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
+                                         int sig_op, int pe) {                                    \
+    shmem_##NAME##_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,                 \
+                                  TESSERA_CTX_PE("shmem_ctx_" #NAME "_put_signal_nbi"));          \
+  }
+TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DEFINE_CTX_RMA)
+#undef TESSERA_SHMEM_DEFINE_CTX_RMA
+
+#define TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA(BITS, BYTES)                                          \
+  void shmem_ctx_put##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
+                           int pe) {                                                             \
+    shmem_put##BITS(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_put" #BITS));                \
+  }                                                                                              \
+  void shmem_ctx_get##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
+                           int pe) {                                                             \
+    shmem_get##BITS(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_get" #BITS));                \
+  }                                                                                              \
+  void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
+                                 int pe) {                                                       \
+    shmem_put##BITS##_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_put" #BITS "_nbi"));   \
+  }                                                                                              \
+  void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
+                                 int pe) {                                                       \
+    shmem_get##BITS##_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_get" #BITS "_nbi"));   \
+  }                                                                                              \
+  void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
+                            ptrdiff_t sst, size_t nelems, int pe) {                              \
+    shmem_iput##BITS(dest, source, dst, sst, nelems, TESSERA_CTX_PE("shmem_ctx_iput" #BITS));    \
+  }                                                                                              \
+  void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
+                            ptrdiff_t sst, size_t nelems, int pe) {                              \
+    shmem_iget##BITS(dest, source, dst, sst, nelems, TESSERA_CTX_PE("shmem_ctx_iget" #BITS));    \
+  }                                                                                              \
+  void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void* dest, const void* source,             \
+                                    size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
+                                    int sig_op, int pe) {                                        \
+    shmem_put##BITS##_signal(dest, source, nelems, sig_addr, signal, sig_op,                     \
+                             TESSERA_CTX_PE("shmem_ctx_put" #BITS "_signal"));                   \
+  }                                                                                              \
+  void shmem_ctx_put##BITS##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source,         \
+                                        size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
+                                        int sig_op, int pe) {                                    \
+    shmem_put##BITS##_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,                 \
+                                 TESSERA_CTX_PE("shmem_ctx_put" #BITS "_signal_nbi"));           \
+  }
+TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA)
+#undef TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA
+
+#define TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO(NAME, TYPE)                                       \
+  TYPE shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const TYPE* source, int pe) {           \
+    return shmem_##NAME##_atomic_fetch(source,                                                  \
+                                       TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch"));     \
+  }                                                                                             \
+  void shmem_ctx_##NAME##_atomic_set(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {         \
+    shmem_##NAME##_atomic_set(dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_set"));   \
+  }                                                                                             \
+  TYPE shmem_ctx_##NAME##_atomic_swap(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {        \
+    return shmem_##NAME##_atomic_swap(dest, value,                                              \
+                                      TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_swap"));       \
+  }                                                                                             \
+  void shmem_ctx_##NAME##_atomic_fetch_nbi(shmem_ctx_t ctx, TYPE* fetch, const TYPE* source,    \
+                                           int pe) {                                            \
+    shmem_##NAME##_atomic_fetch_nbi(fetch, source,                                              \
+                                    TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_nbi"));    \
+  }                                                                                             \
+  void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, TYPE value, \
+                                          int pe) {                                             \
+    shmem_##NAME##_atomic_swap_nbi(fetch, dest, value,                                          \
+                                   TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_swap_nbi"));      \
+  }
+
+#define TESSERA_SHMEM_DEFINE_CTX_STANDARD_AMO(NAME, TYPE)                                          \
+  TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO(NAME, TYPE)                                                \
+  TYPE shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, TYPE* dest, TYPE cond, TYPE value,  \
+                                              int pe) {                                            \
+    return shmem_##NAME##_atomic_compare_swap(                                                     \
+        dest, cond, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_compare_swap"));             \
+  }                                                                                                \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, TYPE* dest, int pe) {                  \
+    return shmem_##NAME##_atomic_fetch_inc(                                                        \
+        dest, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_inc"));                             \
+  }                                                                                                \
+  void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, TYPE* dest, int pe) {                        \
+    shmem_##NAME##_atomic_inc(dest, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_inc"));             \
+  }                                                                                                \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {      \
+    return shmem_##NAME##_atomic_fetch_add(                                                        \
+        dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_add"));                      \
+  }                                                                                                \
+  void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {            \
+    shmem_##NAME##_atomic_add(dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_add"));      \
+  }                                                                                                \
+  void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,        \
+                                                  TYPE cond, TYPE value, int pe) {                 \
+    shmem_##NAME##_atomic_compare_swap_nbi(                                                        \
+        fetch, dest, cond, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_compare_swap_nbi"));  \
+  }                                                                                                \
+  void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, int pe) { \
+    shmem_##NAME##_atomic_fetch_inc_nbi(                                                           \
+        fetch, dest, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_inc_nbi"));                  \
+  }                                                                                                \
+  void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,           \
+                                               TYPE value, int pe) {                               \
+    shmem_##NAME##_atomic_fetch_add_nbi(                                                           \
+        fetch, dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_add_nbi"));           \
+  }
+
+#define TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, OP)                                     \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {  \
+    return shmem_##NAME##_atomic_fetch_##OP(                                                    \
+        dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_" #OP));                  \
+  }                                                                                             \
+  void shmem_ctx_##NAME##_atomic_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {        \
+    shmem_##NAME##_atomic_##OP(dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_" #OP)); \
+  }                                                                                             \
+  void shmem_ctx_##NAME##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,     \
+                                                  TYPE value, int pe) {                         \
+    shmem_##NAME##_atomic_fetch_##OP##_nbi(                                                     \
+        fetch, dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_" #OP "_nbi"));    \
+  }
+#define TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO(NAME, TYPE) \
+  TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, and)   \
+  TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, or)    \
+  TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, xor)
+
+TESSERA_SHMEM_STANDARD_AMO_TYPES(TESSERA_SHMEM_DEFINE_CTX_STANDARD_AMO)
+TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO)
+TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO)
+#undef TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO
+#undef TESSERA_SHMEM_DEFINE_CTX_STANDARD_AMO
+#undef TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP
+#undef TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO
+#undef TESSERA_CTX_PE
+
+}  // extern "C"
