@@ -1,9 +1,13 @@
 // Backend selection at init, on whatever this machine has: asking for a GPU backend that cannot
-// run here is a clear Error(backend); automatic falls back to host.
+// run here is a clear Error(backend) with the true cause; automatic falls back to host. And the
+// GPU backends' decisions (src/gpu/gpu_checks.hpp) fed fake inputs: version causes, PEs as
+// threads sharing a GPU, peers without native atomics.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "gpu/gpu_checks.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera {
@@ -25,6 +29,9 @@ TEST(BackendSelect, AskingForCudaWithoutADeviceThrowsABackendError) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::backend);
     EXPECT_NE(e.message().find("'cuda' was asked for"), std::string::npos) << e.message();
+#if !defined(TESSERA_HAVE_CUDA)
+    EXPECT_NE(e.message().find("has no CUDA backend"), std::string::npos) << e.message();
+#endif
   }
 }
 
@@ -52,6 +59,70 @@ TEST(BackendSelect, HostIsAlwaysAvailable) {
   auto rt = Runtime::init(single_pe(Backend::host));
   EXPECT_EQ(rt.backend(), Backend::host);
   EXPECT_EQ(rt.stream().native_handle(), nullptr);
+}
+
+using detail::DeviceCountResult;
+
+TEST(GpuProbeCause, ADriverOlderThanTheRuntimesMajorIsNamedNotNoDevice) {
+  // A static CUDA 13 runtime on a CUDA 12.4 driver: the device count says "no device".
+  const std::string cause = detail::probe_cause("CUDA", DeviceCountResult::no_device, 0, 12040,
+                                                13000, "no CUDA-capable device is detected");
+  EXPECT_NE(cause.find("driver is too old"), std::string::npos) << cause;
+  EXPECT_NE(cause.find("CUDA 12.4"), std::string::npos) << cause;
+  EXPECT_NE(cause.find("runtime is CUDA 13.0"), std::string::npos) << cause;
+}
+
+TEST(GpuProbeCause, InsufficientDriverIsNamedAsSuch) {
+  const std::string cause = detail::probe_cause("CUDA", DeviceCountResult::insufficient_driver, 0,
+                                                12020, 12080, "driver version is insufficient");
+  EXPECT_NE(cause.find("driver is too old"), std::string::npos) << cause;
+}
+
+TEST(GpuProbeCause, NoDriverAndNoDeviceAreTold) {
+  EXPECT_NE(detail::probe_cause("HIP", DeviceCountResult::no_driver, 0, 0, 50200, "no driver")
+                .find("no HIP driver is loaded (no driver)"),
+            std::string::npos);
+  EXPECT_NE(detail::probe_cause("CUDA", DeviceCountResult::no_device, 0, 12080, 12080, "none")
+                .find("the CUDA driver 12.8 sees no device"),
+            std::string::npos);
+  EXPECT_EQ(detail::probe_cause("CUDA", DeviceCountResult::ok, 2, 12080, 12060, ""), "");
+  EXPECT_NE(detail::probe_cause("CUDA", DeviceCountResult::other_error, 0, 12080, 12080, "boom")
+                .find("device count query failed: boom"),
+            std::string::npos);
+}
+
+detail::PeDevice pe_on(int pe, std::uint64_t pid, unsigned char device) {
+  detail::PeDevice d;
+  d.pe = pe;
+  d.pid = pid;
+  d.uuid[0] = device;
+  return d;
+}
+
+TEST(GpuSharing, ThreadsOfOneProcessOnOneGpuAreRefusedNamingBoth) {
+  const std::string problem =
+      detail::same_process_device_sharing({pe_on(0, 100, 1), pe_on(1, 100, 1)});
+  EXPECT_NE(problem.find("PEs 0 and 1 are threads of one process on the same GPU"),
+            std::string::npos)
+      << problem;
+}
+
+TEST(GpuSharing, ProcessesSharingAGpuOrThreadsOnTheirOwnGpusAreAllowed) {
+  EXPECT_EQ(detail::same_process_device_sharing({pe_on(0, 100, 1), pe_on(1, 101, 1)}), "");
+  EXPECT_EQ(detail::same_process_device_sharing({pe_on(0, 100, 1), pe_on(1, 100, 2)}), "");
+  EXPECT_EQ(detail::same_process_device_sharing({pe_on(3, 100, 1)}), "");
+}
+
+TEST(GpuPeerLink, APeerWithoutNativeAtomicsIsLeftToTheProxyPathWithANote) {
+  std::string note;
+  EXPECT_TRUE(detail::map_peer_over_link(true, true, 0, 1, note));
+  EXPECT_TRUE(note.empty());
+  EXPECT_FALSE(detail::map_peer_over_link(false, true, 0, 1, note));
+  EXPECT_TRUE(note.empty());
+  EXPECT_FALSE(detail::map_peer_over_link(true, false, 0, 3, note));
+  EXPECT_NE(note.find("PE 0 reaches PE 3's GPU by P2P but without native atomics"),
+            std::string::npos)
+      << note;
 }
 
 }  // namespace
