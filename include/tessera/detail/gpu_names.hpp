@@ -117,8 +117,10 @@ inline TESSERA_GPU(Error_t) device_name(int device, char* out, int bytes) {
   cudaDeviceProp prop{};
   const cudaError_t result = cudaGetDeviceProperties(&prop, device);
   if (result == cudaSuccess) {
-    std::strncpy(out, prop.name, static_cast<std::size_t>(bytes) - 1);
-    out[bytes - 1] = '\0';
+    std::size_t n = strnlen(prop.name, sizeof(prop.name));
+    if (n > static_cast<std::size_t>(bytes) - 1) n = static_cast<std::size_t>(bytes) - 1;
+    std::memcpy(out, prop.name, n);
+    out[n] = '\0';
   }
   return result;
 #else
