@@ -94,6 +94,11 @@ class GpuHeapSegment final : public HeapSegment {
       const int peer = r.node_pes[i];
       if (peer == r.pe) continue;
       const SegmentInfo& info = infos[static_cast<std::size_t>(peer)];
+      if (info.bytes != bytes_) {
+        throw Error(ErrorCode::internal, r.pe,
+                    "GPU heap: PE " + std::to_string(peer) + "'s segment is " +
+                        std::to_string(info.bytes) + " bytes, this PE's " + std::to_string(bytes_));
+      }
       Uuid peer_uuid;
       std::memcpy(peer_uuid.data(), info.uuid, peer_uuid.size());
       const int peer_device = peer_uuid == uuid ? device : device_with_uuid(peer_uuid);
