@@ -245,4 +245,42 @@ PinnedMapped::~PinnedMapped() {
   if (host_ != nullptr) (void)free_mapped_host(host_);
 }
 
+PeerTable::PeerTable(std::size_t bytes, int device, int pe, GpuStream& stream) {
+  set_device(device, pe);
+  if (device_attribute(TESSERA_GPU_ATTR_CONCURRENT_MANAGED, device, 0) != 0 &&
+      malloc_read_mostly(&managed_, bytes, device, stream.native()) == TESSERA_GPU(Success)) {
+    std::memset(managed_, 0, bytes);
+    return;
+  }
+  (void)TESSERA_GPU(GetLastError)();
+  managed_ = nullptr;
+  pinned_ = PinnedMapped(bytes, device, pe);
+  if (pinned_.device() != pinned_.host()) {
+    throw Error(ErrorCode::backend, pe,
+                "pinned host memory has different host and device addresses (no unified "
+                "addressing); the " +
+                    kApi + " backend needs it");
+  }
+}
+
+PeerTable::PeerTable(PeerTable&& o) noexcept
+    : managed_(std::exchange(o.managed_, nullptr)), pinned_(std::move(o.pinned_)) {}
+
+PeerTable& PeerTable::operator=(PeerTable&& o) noexcept {
+  if (this != &o) {
+    reset();
+    managed_ = std::exchange(o.managed_, nullptr);
+    pinned_ = std::move(o.pinned_);
+  }
+  return *this;
+}
+
+PeerTable::~PeerTable() { reset(); }
+
+void PeerTable::reset() noexcept {
+  if (managed_ != nullptr) (void)TESSERA_GPU(Free)(managed_);
+  managed_ = nullptr;
+  pinned_ = PinnedMapped();
+}
+
 }  // namespace tessera::detail::TESSERA_GPU_NS

@@ -50,6 +50,7 @@ class GpuStream final : public NativeStream {
   GpuStream(const GpuStream&) = delete;
   GpuStream& operator=(const GpuStream&) = delete;
   void* handle() const override { return stream_; }
+  TESSERA_GPU(Stream_t) native() const { return stream_; }
   int device() const override { return device_; }
   void synchronize() override;
   // cudaMemcpyAsync / hipMemcpyAsync on this stream, then a wait for this stream: complete on
@@ -119,6 +120,30 @@ class PinnedMapped {
  private:
   void* host_ = nullptr;
   void* device_ptr_ = nullptr;
+};
+
+// The peer-base table (Context::peer_base), which kernels read on every translate, put and
+// signal and host code reads too. On a device with concurrent managed access: managed memory
+// advised ReadMostly and prefetched to the device, so kernels read it from device memory and the
+// host from its own copy. Elsewhere: pinned host memory mapped into the device (read across the
+// bus). Either way one address serves host and device. Written by the host only while no kernel
+// runs (init, teardown).
+class PeerTable {
+ public:
+  PeerTable() = default;
+  PeerTable(std::size_t bytes, int device, int pe, GpuStream& stream);
+  PeerTable(PeerTable&& o) noexcept;
+  PeerTable& operator=(PeerTable&& o) noexcept;
+  PeerTable(const PeerTable&) = delete;
+  PeerTable& operator=(const PeerTable&) = delete;
+  ~PeerTable();
+  void* get() const { return managed_ != nullptr ? managed_ : pinned_.host(); }
+  bool in_device_memory() const { return managed_ != nullptr; }
+
+ private:
+  void reset() noexcept;
+  void* managed_ = nullptr;
+  PinnedMapped pinned_;
 };
 
 }  // namespace tessera::detail::TESSERA_GPU_NS

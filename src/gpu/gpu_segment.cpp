@@ -121,17 +121,13 @@ class GpuHeapSegment final : public HeapSegment {
       peer_bases_[static_cast<std::size_t>(peer)] = base;
     }
 
-    // Kernels read the base table: pinned host memory mapped into the device. With unified
-    // addressing (every platform CUDA 12 and ROCm support) its device address is its host
-    // address, so host code reading Context::peer_base works too.
-    table_ = PinnedMapped(n * sizeof(char*), device, r.pe);
-    if (table_.device() != table_.host()) {
-      throw Error(ErrorCode::backend, r.pe,
-                  std::string("pinned host memory has different host and device addresses (no "
-                              "unified addressing); the ") +
-                      TESSERA_GPU_NAME_STRING + " backend needs it");
-    }
-    std::memcpy(table_.host(), peer_bases_.data(), n * sizeof(char*));
+    // The base table kernels and host code read (gpu_runtime.hpp's PeerTable: device memory
+    // where the device allows, else pinned host memory), one address for both.
+    table_ = PeerTable(n * sizeof(char*), device, r.pe, copies_);
+    std::memcpy(table_.get(), peer_bases_.data(), n * sizeof(char*));
+    notes_.push_back(table_.in_device_memory()
+                         ? "peer table in device memory (managed, read-mostly)"
+                         : "peer table in pinned host memory (no concurrent managed access)");
   }
 
   ~GpuHeapSegment() override {
@@ -140,7 +136,7 @@ class GpuHeapSegment final : public HeapSegment {
   }
 
   char* const* device_peer_table() const override {
-    return static_cast<char* const*>(table_.device());
+    return static_cast<char* const*>(table_.get());
   }
   std::size_t bytes() const override { return bytes_; }
   const char* kind() const override {
@@ -158,8 +154,8 @@ class GpuHeapSegment final : public HeapSegment {
     for (std::size_t p = 0; p < peer_bases_.size(); ++p) {
       if (static_cast<int>(p) != pe_) peer_bases_[p] = nullptr;
     }
-    if (table_.host() != nullptr) {
-      std::memcpy(table_.host(), peer_bases_.data(), peer_bases_.size() * sizeof(char*));
+    if (table_.get() != nullptr) {
+      std::memcpy(table_.get(), peer_bases_.data(), peer_bases_.size() * sizeof(char*));
     }
     if (vmm_) vmm_->close_peers();
     peer_ipc_.clear();
@@ -168,9 +164,7 @@ class GpuHeapSegment final : public HeapSegment {
   void release() noexcept override {
     close_peers();
     std::fill(peer_bases_.begin(), peer_bases_.end(), nullptr);
-    if (table_.host() != nullptr) {
-      std::memset(table_.host(), 0, peer_bases_.size() * sizeof(char*));
-    }
+    if (table_.get() != nullptr) std::memset(table_.get(), 0, peer_bases_.size() * sizeof(char*));
     vmm_.reset();
     memory_ = HeapMemory();
     base_ = nullptr;
@@ -200,7 +194,7 @@ class GpuHeapSegment final : public HeapSegment {
   std::unique_ptr<VmmHeap> vmm_;  // VMM path
   HeapMemory memory_;             // IPC path
   std::vector<IpcMapping> peer_ipc_;
-  PinnedMapped table_;
+  PeerTable table_;
   std::vector<std::string> notes_;
 };
 

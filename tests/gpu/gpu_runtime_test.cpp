@@ -45,7 +45,8 @@ TEST(GpuRuntime, InitPicksTheAskedBackendAndAHeapPerPe) {
   EXPECT_EQ(rt.backend(), tested_backend());
   EXPECT_NE(rt.heap_base(), nullptr);
   EXPECT_NE(rt.stream().native_handle(), nullptr);
-  // Context::peer_base lives in pinned mapped memory that host code can read too.
+  // Context::peer_base has one address for host and device code (read-mostly managed memory,
+  // or pinned mapped memory): host code reads it too.
   const auto ctx = rt.device_context();
   for (int pe = 0; pe < rt.n_pes(); ++pe) {
     EXPECT_EQ(ctx.peer_base[pe] == nullptr, rt.ptr(rt.heap_base(), pe) == nullptr) << "PE " << pe;

@@ -25,6 +25,7 @@
 #define TESSERA_GPU_ATTR_HOST_NATIVE_ATOMICS cudaDevAttrHostNativeAtomicSupported
 #define TESSERA_GPU_ATTR_COMPUTE_MODE cudaDevAttrComputeMode
 #define TESSERA_GPU_ATTR_MULTIPROCESSORS cudaDevAttrMultiProcessorCount
+#define TESSERA_GPU_ATTR_CONCURRENT_MANAGED cudaDevAttrConcurrentManagedAccess
 // CUDA only: GPUDirect RDMA (nvidia_p2p_get_pages); HIP has no such attribute, so it is not
 // defined there.
 #define TESSERA_GPU_ATTR_GPUDIRECT_RDMA cudaDevAttrGPUDirectRDMASupported
@@ -45,6 +46,7 @@
 #define TESSERA_GPU_ATTR_HOST_NATIVE_ATOMICS hipDeviceAttributeHostNativeAtomicSupported
 #define TESSERA_GPU_ATTR_COMPUTE_MODE hipDeviceAttributeComputeMode
 #define TESSERA_GPU_ATTR_MULTIPROCESSORS hipDeviceAttributeMultiprocessorCount
+#define TESSERA_GPU_ATTR_CONCURRENT_MANAGED hipDeviceAttributeConcurrentManagedAccess
 // HIP only: the rate (kHz) of the wall clock platform/hip.hpp's clock_ns() reads. ROCm 6 has the
 // attribute (5.2, Debian's, does not: there the 100 MHz of gfx90a/gfx94x is assumed).
 #if defined(HIP_VERSION_MAJOR) && HIP_VERSION_MAJOR >= 6
@@ -109,6 +111,34 @@ inline TESSERA_GPU(Error_t) device_uuid_bytes(int device, unsigned char (&out)[1
   if (result == hipSuccess) std::memcpy(out, uuid.bytes, sizeof(out));
   return result;
 #endif
+}
+
+// Managed memory of `bytes` that the driver keeps as read-only copies on every processor reading
+// it (ReadMostly), prefetched to `device`: kernels read it from device memory, host code from a
+// host copy; a host write invalidates the copies, which the next reads re-create.
+inline TESSERA_GPU(Error_t)
+    malloc_read_mostly(void** ptr, std::size_t bytes, int device, TESSERA_GPU(Stream_t) stream) {
+  TESSERA_GPU(Error_t)
+  result = TESSERA_GPU(MallocManaged)(ptr, bytes, TESSERA_GPU(MemAttachGlobal));
+  if (result != TESSERA_GPU(Success)) return result;
+#if TESSERA_GPU_RUNTIME == 1 && CUDART_VERSION >= 13000
+  cudaMemLocation where{};
+  where.type = cudaMemLocationTypeDevice;
+  where.id = device;
+  result = cudaMemAdvise(*ptr, bytes, cudaMemAdviseSetReadMostly, where);
+  if (result == cudaSuccess) result = cudaMemPrefetchAsync(*ptr, bytes, where, 0, stream);
+#else
+  result = TESSERA_GPU(MemAdvise)(*ptr, bytes, TESSERA_GPU(MemAdviseSetReadMostly), device);
+  if (result == TESSERA_GPU(Success)) {
+    result = TESSERA_GPU(MemPrefetchAsync)(*ptr, bytes, device, stream);
+  }
+#endif
+  if (result == TESSERA_GPU(Success)) result = TESSERA_GPU(StreamSynchronize)(stream);
+  if (result != TESSERA_GPU(Success)) {
+    (void)TESSERA_GPU(Free)(*ptr);
+    *ptr = nullptr;
+  }
+  return result;
 }
 
 // The device's marketing name, at most `bytes` - 1 characters.
