@@ -1,5 +1,5 @@
-// A GPU backend's entry points in a build without its runtime (compiled with TESSERA_GPU_NS_OFF
-// set to cuda or hip): nothing is visible, and the probe says how to get it.
+// A GPU backend's entry points in a build without its runtime (compiled with TESSERA_GPU_OFF_CUDA
+// or TESSERA_GPU_OFF_HIP): nothing is visible, and the probe says how to get it.
 #include <string>
 
 #include "gpu/gpu_backend.hpp"
