@@ -9,8 +9,13 @@ std::string version_string(int version) {
 }
 
 std::string probe_cause(const char* api, DeviceCountResult result, int devices, int driver_version,
-                        int runtime_version, const std::string& error_text) {
+                        int runtime_version, int minimum_runtime, const std::string& error_text) {
   const std::string name(api);
+  if (runtime_version > 0 && runtime_version < minimum_runtime) {
+    return "the " + name + " runtime is too old: this build's runtime is " + name + " " +
+           version_string(runtime_version) + ", Tessera needs " + name + " " +
+           version_string(minimum_runtime) + " or newer (rebuild with a newer toolkit)";
+  }
   const bool driver_behind =
       driver_version > 0 && runtime_version > 0 && driver_version / 1000 < runtime_version / 1000;
   if (result == DeviceCountResult::insufficient_driver || driver_behind) {

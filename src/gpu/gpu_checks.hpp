@@ -27,8 +27,9 @@ enum class DeviceCountResult { ok, no_driver, insufficient_driver, no_device, ot
 // fit. `api` is "CUDA" or "HIP"; `error_text` the runtime's own string for the failure.
 // A driver whose version is below the runtime's major version cannot run this build (a static
 // CUDA 13 runtime on a CUDA 12 driver reports "no device" otherwise, the wrong cause).
+// A runtime older than `minimum_runtime` (what this code is written for) is named first.
 std::string probe_cause(const char* api, DeviceCountResult result, int devices, int driver_version,
-                        int runtime_version, const std::string& error_text);
+                        int runtime_version, int minimum_runtime, const std::string& error_text);
 
 // "X.Y" of a 1000 * major + 10 * minor version.
 std::string version_string(int version);

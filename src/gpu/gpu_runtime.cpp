@@ -35,8 +35,11 @@ void check(TESSERA_GPU(Error_t) result, const std::string& call, int pe) {
 
 GpuProbe probe() {
   GpuProbe p;
-  (void)TESSERA_GPU(DriverGetVersion)(&p.driver_version);
-  (void)TESSERA_GPU(RuntimeGetVersion)(&p.runtime_version);
+  int driver = 0, runtime = 0;
+  (void)TESSERA_GPU(DriverGetVersion)(&driver);
+  (void)TESSERA_GPU(RuntimeGetVersion)(&runtime);
+  p.driver_version = normalized_version(driver);
+  p.runtime_version = normalized_version(runtime);
   int count = 0;
   const TESSERA_GPU(Error_t) result = TESSERA_GPU(GetDeviceCount)(&count);
   const std::string text = TESSERA_GPU(GetErrorString)(result);
@@ -46,7 +49,7 @@ GpuProbe probe() {
     kind = DeviceCountResult::no_driver;
   }
   p.why_none = probe_cause(kApi.c_str(), kind, result == TESSERA_GPU(Success) ? count : 0,
-                           p.driver_version, p.runtime_version, text);
+                           p.driver_version, p.runtime_version, kMinimumRuntimeVersion, text);
   if (p.why_none.empty()) p.devices = count;
   return p;
 }

@@ -99,29 +99,41 @@ using detail::DeviceCountResult;
 TEST(GpuProbeCause, ADriverOlderThanTheRuntimesMajorIsNamedNotNoDevice) {
   // A static CUDA 13 runtime on a CUDA 12.4 driver: the device count says "no device".
   const std::string cause = detail::probe_cause("CUDA", DeviceCountResult::no_device, 0, 12040,
-                                                13000, "no CUDA-capable device is detected");
+                                                13000, 12050, "no CUDA-capable device is detected");
   EXPECT_NE(cause.find("driver is too old"), std::string::npos) << cause;
   EXPECT_NE(cause.find("CUDA 12.4"), std::string::npos) << cause;
   EXPECT_NE(cause.find("runtime is CUDA 13.0"), std::string::npos) << cause;
 }
 
 TEST(GpuProbeCause, InsufficientDriverIsNamedAsSuch) {
-  const std::string cause = detail::probe_cause("CUDA", DeviceCountResult::insufficient_driver, 0,
-                                                12020, 12080, "driver version is insufficient");
+  const std::string cause =
+      detail::probe_cause("CUDA", DeviceCountResult::insufficient_driver, 0, 12020, 12080, 12050,
+                          "driver version is insufficient");
   EXPECT_NE(cause.find("driver is too old"), std::string::npos) << cause;
 }
 
+TEST(GpuProbeCause, ARuntimeOlderThanTheMinimumIsNamed) {
+  const std::string cause =
+      detail::probe_cause("CUDA", DeviceCountResult::ok, 1, 12080, 12020, 12050, "");
+  EXPECT_NE(cause.find("the CUDA runtime is too old: this build's runtime is CUDA 12.2, Tessera "
+                       "needs CUDA 12.5 or newer"),
+            std::string::npos)
+      << cause;
+}
+
 TEST(GpuProbeCause, NoDriverAndNoDeviceAreTold) {
-  EXPECT_NE(detail::probe_cause("HIP", DeviceCountResult::no_driver, 0, 0, 50200, "no driver")
+  EXPECT_NE(detail::probe_cause("HIP", DeviceCountResult::no_driver, 0, 0, 5020, 5020, "no driver")
                 .find("no HIP driver is loaded (no driver)"),
             std::string::npos);
-  EXPECT_NE(detail::probe_cause("CUDA", DeviceCountResult::no_device, 0, 12080, 12080, "none")
-                .find("the CUDA driver 12.8 sees no device"),
-            std::string::npos);
-  EXPECT_EQ(detail::probe_cause("CUDA", DeviceCountResult::ok, 2, 12080, 12060, ""), "");
-  EXPECT_NE(detail::probe_cause("CUDA", DeviceCountResult::other_error, 0, 12080, 12080, "boom")
-                .find("device count query failed: boom"),
-            std::string::npos);
+  EXPECT_NE(
+      detail::probe_cause("CUDA", DeviceCountResult::no_device, 0, 12080, 12080, 12050, "none")
+          .find("the CUDA driver 12.8 sees no device"),
+      std::string::npos);
+  EXPECT_EQ(detail::probe_cause("CUDA", DeviceCountResult::ok, 2, 12080, 12060, 12050, ""), "");
+  EXPECT_NE(
+      detail::probe_cause("CUDA", DeviceCountResult::other_error, 0, 12080, 12080, 12050, "boom")
+          .find("device count query failed: boom"),
+      std::string::npos);
 }
 
 detail::PeDevice pe_on(int pe, std::uint64_t pid, unsigned char device) {

@@ -141,6 +141,20 @@ inline TESSERA_GPU(Error_t)
   return result;
 }
 
+// A version the runtime reported, as 1000 * major + 10 * minor (CUDA's own encoding; HIP
+// reports major * 10000000 + minor * 100000 + patch).
+inline int normalized_version(int reported) {
+#if TESSERA_GPU_RUNTIME == 1
+  return reported;
+#else
+  return reported / 10000000 * 1000 + reported / 100000 % 100 * 10;
+#endif
+}
+
+// The oldest runtime this code is written for: CUDA 12.5 (cudaGetDriverEntryPointByVersion),
+// ROCm's HIP 5.2.
+inline constexpr int kMinimumRuntimeVersion = TESSERA_GPU_RUNTIME == 1 ? 12050 : 5020;
+
 // The device's marketing name, at most `bytes` - 1 characters.
 inline TESSERA_GPU(Error_t) device_name(int device, char* out, int bytes) {
 #if TESSERA_GPU_RUNTIME == 1
