@@ -36,8 +36,11 @@ if(TESSERA_HAVE_CUDA)
   # nvcc >= 12 with g++ >= 10 accepts it.
   add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>)
   find_package(CUDAToolkit REQUIRED)
-  if(CMAKE_CUDA_COMPILER_VERSION VERSION_LESS 12.0)
-    message(FATAL_ERROR "the CUDA backend needs CUDA >= 12, found ${CMAKE_CUDA_COMPILER_VERSION}")
+  # 12.5: the first runtime with cudaGetDriverEntryPointByVersion, through which
+  # runtime/cuda_driver.cpp reaches the driver's VMM calls.
+  if(CMAKE_CUDA_COMPILER_VERSION VERSION_LESS 12.5)
+    message(FATAL_ERROR "the CUDA backend needs CUDA >= 12.5 (cudaGetDriverEntryPointByVersion), "
+                        "found ${CMAKE_CUDA_COMPILER_VERSION}")
   endif()
   set(_tessera_sms ${CMAKE_CUDA_ARCHITECTURES})
   list(TRANSFORM _tessera_sms PREPEND "sm_")

@@ -2,9 +2,9 @@
 # when ROCm's HIP runtime (hip/hip_runtime_api.h and libamdhip64) is found. The result is
 # TESSERA_HAVE_HIP.
 #
-# What a HIP build compiles: the HIP wrappers (src/runtime/hip_runtime.cpp, the only file that
-# includes a HIP header, and src/heap/hip_segment.cpp) with the host C++ compiler against ROCm's C
-# API, linked to libamdhip64, which loads without an AMD GPU. Device code (the device API, the
+# What a HIP build compiles: the GPU backend (src/gpu/, written once for CUDA and HIP over
+# include/tessera/detail/gpu_names.hpp, here with TESSERA_GPU_HIP) with the host C++ compiler
+# against ROCm's C API, linked to libamdhip64, which loads without an AMD GPU. Device code (the device API, the
 # ops, the launch glue) is not compiled by CMake: Debian's ROCm 5.2 installs hip-lang's package
 # config under lib/<triplet>/cmake, where CMake 3.25's HIP language does not look, so
 # scripts/hip_compile_check compiles it with hipcc for gfx90a and gfx940 instead.

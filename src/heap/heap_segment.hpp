@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tessera/bootstrap.hpp"
@@ -39,6 +40,12 @@ class HeapSegment {
   virtual std::size_t bytes() const = 0;
   // How the memory was made and shared, for logs: "memfd", "cuMem VMM", "cudaMalloc + IPC".
   virtual const char* kind() const = 0;
+  // What the backend decided per peer that a user should know (a peer left to the proxy path
+  // and why), for the init log.
+  virtual const std::vector<std::string>& notes() const {
+    static const std::vector<std::string> none;
+    return none;
+  }
 
   // Synchronous copies and fills of heap memory (own or a mapped peer's) from host code.
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
@@ -50,8 +57,12 @@ class HeapSegment {
   // that cannot protect memory does nothing.
   virtual void seal_hole() {}
 
-  // Unmaps the peers' heaps, then frees this one; every base becomes null. Call once no PE uses
-  // them any more (after finalize's barrier), or when tearing down after a failure.
+  // Teardown, in two steps so that no PE frees memory a peer still has open: close_peers()
+  // unmaps (closes the imports of) the peers' heaps, every peer base but this PE's becoming
+  // null; the runtime then waits for every PE to have closed (a barrier) and calls release(),
+  // which frees this PE's heap (closing the peers first if that was not done). After a failure
+  // with no collective goodbye, release() alone.
+  virtual void close_peers() noexcept {}
   virtual void release() noexcept = 0;
 
  protected:

@@ -81,7 +81,9 @@ device::Context Runtime::device_context() const {
   ctx.n_pes = rt.n_pes_;
   ctx.peer_base = rt.segment_ ? rt.segment_->device_peer_table() : rt.peer_base_.data();
   ctx.heap_size = rt.options_.heap_size;
-  ctx.timeout_ns = static_cast<std::uint64_t>(rt.options_.timeout.count()) * 1000000ull;
+  // In the device clock's units (ExecutionBackend::device_clock_scale: HIP's wall-clock rate).
+  ctx.timeout_ns = static_cast<std::uint64_t>(static_cast<double>(rt.options_.timeout.count()) *
+                                              1e6 * rt.execution_->device_clock_scale());
   ctx.flags = rt.options_.checked ? device::kCheckedMode : 0u;
   ctx.control_page = rt.control_page_;
   ctx.proxy = rt.fabric_ ? static_cast<device::ProxyChannel*>(rt.proxy_ring_.device) : nullptr;

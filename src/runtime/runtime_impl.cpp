@@ -10,9 +10,7 @@
 #include "heap/memfd.hpp"
 #include "runtime/backend_selection.hpp"
 #include "runtime/bootstrap_selection.hpp"
-#include "runtime/cuda_backend.hpp"
 #include "runtime/fault_report.hpp"
-#include "runtime/hip_backend.hpp"
 #include "runtime/job.hpp"
 
 namespace tessera::detail {
@@ -30,8 +28,8 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   if (options_.heap_size == 0) {
     throw Error(ErrorCode::invalid_argument, -1, "heap size must be positive");
   }
-  int gpu_devices = 0;
-  backend_ = select_backend(options_.backend, gpu_devices);
+  execution_ = select_backend(options_.backend);
+  backend_ = execution_->kind();
   bootstrap_ = select_bootstrap(options_);
   pe_ = bootstrap_->rank();
   n_pes_ = bootstrap_->size();
@@ -58,41 +56,28 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   const std::vector<int> mapped_pes = options_.p2p ? job.node_pes : std::vector<int>{pe_};
   const SegmentRequest request{*bootstrap_,      pe_,      n_pes_,     mapped_pes, segment_bytes,
                                options_.timeout, heap_end, kGuardBytes};
-  if (backend_ == Backend::cuda) {
-    device_ = cuda::select_device(node_pe_, gpu_devices, pe_);
-    segment_ = cuda::make_heap_segment(request, device_);
-    proxy_ring_ = cuda::make_proxy_ring(ProxyRing::kBytes, device_, pe_);
-  } else if (backend_ == Backend::hip) {
-    device_ = hip::select_device(node_pe_, gpu_devices, pe_);
-    segment_ = hip::make_heap_segment(request, device_);
-    proxy_ring_ = hip::make_proxy_ring(ProxyRing::kBytes, device_, pe_);
-  } else {
-    segment_ = make_host_heap_segment(request);
-    proxy_ring_ = make_host_proxy_ring(ProxyRing::kBytes);
-  }
+  device_ = execution_->select_device(node_pe_, pe_);
+  segment_ = execution_->make_heap_segment(request);
+  for (const std::string& note : segment_->notes()) TESSERA_LOG(log_, info, "init: " << note);
+  proxy_ring_ = execution_->make_proxy_ring(ProxyRing::kBytes, pe_);
   peer_base_ = segment_->peer_bases();
   // The control area starts zeroed (a fresh memfd, or device memory the segment zeroed); the
   // barrier below publishes that to peers.
   static_assert(device::Context::kBarrierWordsBytes <= 4096, "peers write one page");
-  const bool host_memory = backend_ == Backend::host;
+  const bool host_memory = execution_->host_memory();
   control_page_ = reinterpret_cast<std::uint64_t*>(base() + control_offset);
   abort_ = AbortWord(&control_page_[device::Context::kAbortWord], segment_.get(), host_memory);
   // The allocation table's entries: memory the host writes and device code reads, made like the
   // proxy ring's (ordinary host memory, or pinned host memory mapped into the device).
   TableMemoryMaker make_table_entries = [this](std::size_t bytes) {
-    const ProxyRing m = backend_ == Backend::cuda  ? cuda::make_proxy_ring(bytes, device_, pe_)
-                        : backend_ == Backend::hip ? hip::make_proxy_ring(bytes, device_, pe_)
-                                                   : make_host_proxy_ring(bytes);
+    const ProxyRing m = execution_->make_proxy_ring(bytes, pe_);
     return TableMemory{static_cast<std::uint64_t*>(m.host), static_cast<std::uint64_t*>(m.device),
                        m.owner};
   };
   heap_ = std::make_unique<SymmetricHeap>(
       options_.heap_size, reinterpret_cast<std::uint64_t*>(base() + control_offset + 4096),
       *segment_, host_memory, std::move(make_table_entries));
-  stream_ =
-      backend_ == Backend::cuda  ? std::make_unique<Stream>(pe_, cuda::make_stream(device_, pe_))
-      : backend_ == Backend::hip ? std::make_unique<Stream>(pe_, hip::make_stream(device_, pe_))
-                                 : std::make_unique<Stream>(pe_);
+  stream_ = execution_->make_stream(pe_);
   start_transport(control_offset, segment_bytes);
   segment_->seal_hole();  // after the transport registered (and a NIC pinned) the segment
   bootstrap_->barrier();
@@ -175,6 +160,19 @@ void RuntimeImpl::finalize(bool collective) {
   peer_watch_.reset();
   fabric_.reset();
   forget_fault_records();
+  // An exported GPU heap is freed only once every peer has closed its import of it (freeing
+  // memory another process still has open is undefined): close, barrier, then free.
+  if (segment_ && collective && !execution_->host_memory()) {
+    segment_->close_peers();
+    try {
+      bootstrap_->barrier();
+    } catch (const Error& e) {
+      TESSERA_LOG(log_, warn,
+                  "finalize: the barrier after closing the peers' heaps failed: "
+                      << e.message() << "; freeing this PE's heap anyway");
+      collective = false;
+    }
+  }
   if (segment_) segment_->release();
   std::fill(peer_base_.begin(), peer_base_.end(), nullptr);
   if (!collective) bootstrap_->abort();

@@ -13,6 +13,7 @@
 #include "heap/heap_segment.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "runtime/abort_word.hpp"
+#include "runtime/backend_selection.hpp"
 #include "runtime/collective_check.hpp"
 #include "runtime/log.hpp"
 #include "runtime/op_cache.hpp"
@@ -89,6 +90,7 @@ class RuntimeImpl {
   std::vector<int> node_of_pe_;
   std::vector<std::string> node_names_;
   Backend backend_ = Backend::host;
+  std::unique_ptr<ExecutionBackend> execution_;  // what backend_ names, chosen at init
 
   int device_ = -1;                       // the GPU of this PE (cuda backend), else -1
   std::unique_ptr<HeapSegment> segment_;  // this PE's heap memory and its mapped peers

@@ -1,9 +1,16 @@
 // Backend selection at init, on whatever this machine has: asking for a GPU backend that cannot
-// run here is a clear Error(backend); automatic falls back to host.
+// run here is a clear Error(backend) with the true cause; automatic falls back to host. And the
+// GPU backends' decisions (src/gpu/gpu_checks.hpp) fed fake inputs: version causes, PEs as
+// threads sharing a GPU, peers without native atomics.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "gpu/gpu_checks.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera {
@@ -25,6 +32,9 @@ TEST(BackendSelect, AskingForCudaWithoutADeviceThrowsABackendError) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::backend);
     EXPECT_NE(e.message().find("'cuda' was asked for"), std::string::npos) << e.message();
+#if !defined(TESSERA_HAVE_CUDA)
+    EXPECT_NE(e.message().find("has no CUDA backend"), std::string::npos) << e.message();
+#endif
   }
 }
 
@@ -52,6 +62,112 @@ TEST(BackendSelect, HostIsAlwaysAvailable) {
   auto rt = Runtime::init(single_pe(Backend::host));
   EXPECT_EQ(rt.backend(), Backend::host);
   EXPECT_EQ(rt.stream().native_handle(), nullptr);
+}
+
+// Waits (bounded) on the host executor for `flag` to read 1, then stores 2 to `done`: work queued
+// on the PE's stream that a host copy must neither wait for nor be reordered after.
+struct WaitForFlagThenMark {
+  void operator()(device::Block, std::uint64_t* flag, std::uint64_t* done) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::atomic_ref<std::uint64_t>(*flag).load(std::memory_order_acquire) != 1) {
+      if (std::chrono::steady_clock::now() > deadline) return;  // done stays 0: the test fails
+    }
+    std::atomic_ref<std::uint64_t>(*done).store(2, std::memory_order_release);
+  }
+};
+
+// Host copies are synchronous and not ordered after the PE's stream (the contract every backend
+// keeps; GPU backends run them on a copy stream of their own): a put while a kernel waits for
+// its bytes returns, the kernel sees them, and a get after synchronize() sees the kernel's store.
+TEST(HostCopies, APutReturnsWhileQueuedStreamWorkWaitsForItsBytes) {
+  auto rt = Runtime::init(single_pe(Backend::host));
+  auto words = rt.alloc<std::uint64_t>(2);
+  const std::uint64_t zero[2] = {0, 0};
+  rt.put(words.get(), zero, sizeof(zero), 0);
+  launch(rt.stream(), 1, WaitForFlagThenMark{}, words.get(), words.get() + 1);
+  const std::uint64_t one = 1;
+  rt.put(words.get(), &one, sizeof(one), 0);
+  rt.stream().synchronize();
+  std::uint64_t seen[2] = {};
+  rt.get(seen, words.get(), sizeof(seen), 0);
+  EXPECT_EQ(seen[0], 1u);
+  EXPECT_EQ(seen[1], 2u) << "the queued kernel never saw the put's bytes";
+}
+
+using detail::DeviceCountResult;
+
+TEST(GpuProbeCause, ADriverOlderThanTheRuntimesMajorIsNamedNotNoDevice) {
+  // A static CUDA 13 runtime on a CUDA 12.4 driver: the device count says "no device".
+  const std::string cause = detail::probe_cause("CUDA", DeviceCountResult::no_device, 0, 12040,
+                                                13000, 12050, "no CUDA-capable device is detected");
+  EXPECT_NE(cause.find("driver is too old"), std::string::npos) << cause;
+  EXPECT_NE(cause.find("CUDA 12.4"), std::string::npos) << cause;
+  EXPECT_NE(cause.find("runtime is CUDA 13.0"), std::string::npos) << cause;
+}
+
+TEST(GpuProbeCause, InsufficientDriverIsNamedAsSuch) {
+  const std::string cause =
+      detail::probe_cause("CUDA", DeviceCountResult::insufficient_driver, 0, 12020, 12080, 12050,
+                          "driver version is insufficient");
+  EXPECT_NE(cause.find("driver is too old"), std::string::npos) << cause;
+}
+
+TEST(GpuProbeCause, ARuntimeOlderThanTheMinimumIsNamed) {
+  const std::string cause =
+      detail::probe_cause("CUDA", DeviceCountResult::ok, 1, 12080, 12020, 12050, "");
+  EXPECT_NE(cause.find("the CUDA runtime is too old: this build's runtime is CUDA 12.2, Tessera "
+                       "needs CUDA 12.5 or newer"),
+            std::string::npos)
+      << cause;
+}
+
+TEST(GpuProbeCause, NoDriverAndNoDeviceAreTold) {
+  EXPECT_NE(detail::probe_cause("HIP", DeviceCountResult::no_driver, 0, 0, 5020, 5020, "no driver")
+                .find("no HIP driver is loaded (no driver)"),
+            std::string::npos);
+  EXPECT_NE(
+      detail::probe_cause("CUDA", DeviceCountResult::no_device, 0, 12080, 12080, 12050, "none")
+          .find("the CUDA driver 12.8 sees no device"),
+      std::string::npos);
+  EXPECT_EQ(detail::probe_cause("CUDA", DeviceCountResult::ok, 2, 12080, 12060, 12050, ""), "");
+  EXPECT_NE(
+      detail::probe_cause("CUDA", DeviceCountResult::other_error, 0, 12080, 12080, 12050, "boom")
+          .find("device count query failed: boom"),
+      std::string::npos);
+}
+
+detail::PeDevice pe_on(int pe, std::uint64_t pid, unsigned char device) {
+  detail::PeDevice d;
+  d.pe = pe;
+  d.pid = pid;
+  d.uuid[0] = device;
+  return d;
+}
+
+TEST(GpuSharing, ThreadsOfOneProcessOnOneGpuAreRefusedNamingBoth) {
+  const std::string problem =
+      detail::same_process_device_sharing({pe_on(0, 100, 1), pe_on(1, 100, 1)});
+  EXPECT_NE(problem.find("PEs 0 and 1 are threads of one process on the same GPU"),
+            std::string::npos)
+      << problem;
+}
+
+TEST(GpuSharing, ProcessesSharingAGpuOrThreadsOnTheirOwnGpusAreAllowed) {
+  EXPECT_EQ(detail::same_process_device_sharing({pe_on(0, 100, 1), pe_on(1, 101, 1)}), "");
+  EXPECT_EQ(detail::same_process_device_sharing({pe_on(0, 100, 1), pe_on(1, 100, 2)}), "");
+  EXPECT_EQ(detail::same_process_device_sharing({pe_on(3, 100, 1)}), "");
+}
+
+TEST(GpuPeerLink, APeerWithoutNativeAtomicsIsLeftToTheProxyPathWithANote) {
+  std::string note;
+  EXPECT_TRUE(detail::map_peer_over_link(true, true, 0, 1, note));
+  EXPECT_TRUE(note.empty());
+  EXPECT_FALSE(detail::map_peer_over_link(false, true, 0, 1, note));
+  EXPECT_TRUE(note.empty());
+  EXPECT_FALSE(detail::map_peer_over_link(true, false, 0, 3, note));
+  EXPECT_NE(note.find("PE 0 reaches PE 3's GPU by P2P but without native atomics"),
+            std::string::npos)
+      << note;
 }
 
 }  // namespace

@@ -140,8 +140,10 @@ __device__ inline void fence(Sem sem, Scope scope) {
 }
 #undef TESSERA_HIP_FENCE
 
-// Nanoseconds of the constant-rate wall clock (s_memrealtime), which runs at 100 MHz on
-// gfx90a (MI200) and gfx94x (MI300).
+// Nanoseconds of the constant-rate wall clock (s_memrealtime), counted as 10 ns a tick: its
+// rate is 100 MHz on gfx90a (MI200) and gfx94x (MI300). On a device whose rate differs, the
+// runtime asks hipDeviceAttributeWallClockRate at init and scales the device deadlines
+// (Context::timeout_ns) by rate / 100 MHz, so timeouts stay true (src/gpu/gpu_backend.cpp).
 __device__ inline std::uint64_t clock_ns() { return wall_clock64() * 10; }
 
 // A spin-wait turn: free for the first turns, then s_sleep (64 clocks per unit), longer as the

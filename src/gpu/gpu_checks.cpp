@@ -1,0 +1,114 @@
+#include "gpu/gpu_checks.hpp"
+
+#include <cstring>
+
+namespace tessera::detail {
+
+std::string version_string(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::string probe_cause(const char* api, DeviceCountResult result, int devices, int driver_version,
+                        int runtime_version, int minimum_runtime, const std::string& error_text) {
+  const std::string name(api);
+  if (runtime_version > 0 && runtime_version < minimum_runtime) {
+    return "the " + name + " runtime is too old: this build's runtime is " + name + " " +
+           version_string(runtime_version) + ", Tessera needs " + name + " " +
+           version_string(minimum_runtime) + " or newer (rebuild with a newer toolkit)";
+  }
+  const bool driver_behind =
+      driver_version > 0 && runtime_version > 0 && driver_version / 1000 < runtime_version / 1000;
+  if (result == DeviceCountResult::insufficient_driver || driver_behind) {
+    return "the " + name + " driver is too old: it supports " + name + " " +
+           (driver_version > 0 ? version_string(driver_version) : std::string("(unknown)")) +
+           ", this build's runtime is " + name + " " + version_string(runtime_version) +
+           " (update the driver, or build with an older toolkit)";
+  }
+  if (result == DeviceCountResult::no_driver || driver_version == 0) {
+    return "no " + name + " driver is loaded (" + error_text + ")";
+  }
+  if (result == DeviceCountResult::no_device || (result == DeviceCountResult::ok && devices <= 0)) {
+    return "the " + name + " driver " + version_string(driver_version) + " sees no device";
+  }
+  if (result == DeviceCountResult::other_error) {
+    return "the " + name + " device count query failed: " + error_text;
+  }
+  return "";
+}
+
+std::string same_process_device_sharing(const std::vector<PeDevice>& node) {
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    for (std::size_t j = i + 1; j < node.size(); ++j) {
+      if (node[i].pid == node[j].pid && node[i].uuid == node[j].uuid) {
+        return "PEs " + std::to_string(node[i].pe) + " and " + std::to_string(node[j].pe) +
+               " are threads of one process on the same GPU: their grids are not guaranteed "
+               "to be resident together and can deadlock; run each PE as its own process "
+               "(tessera-run -np N, or mpirun), or give each thread its own GPU";
+      }
+    }
+  }
+  return "";
+}
+
+bool map_peer_over_link(bool peer_access, bool native_atomics, int pe, int peer,
+                        std::string& note) {
+  note.clear();
+  if (!peer_access) return false;
+  if (native_atomics) return true;
+  note = "PE " + std::to_string(pe) + " reaches PE " + std::to_string(peer) +
+         "'s GPU by P2P but without native atomics over the link; its heap is not mapped "
+         "(signals and barrier arrivals need them), so it is reached through the proxy path";
+  return false;
+}
+
+std::string format_preflight(const GpuPreflight& p, bool& ok) {
+  ok = true;
+  std::string out;
+  const std::string& api = p.api;
+  auto line = [&out, &api](const std::string& text) { out += api + ": " + text + "\n"; };
+  auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
+  if (p.probe.runtime_version > 0) {  // 0: the runtime is not in this build
+    line("driver " +
+         (p.probe.driver_version > 0 ? version_string(p.probe.driver_version)
+                                     : std::string("none")) +
+         ", runtime " + version_string(p.probe.runtime_version));
+  }
+  if (p.probe.devices <= 0) {
+    ok = false;
+    line("FAIL: " + p.probe.why_none);
+    return out;
+  }
+  line("MPS control daemon: " + std::string(p.mps ? "running" : "not seen"));
+  for (const GpuDeviceFacts& d : p.devices) {
+    const std::string dev = "device " + std::to_string(d.ordinal);
+    line(dev + ": " + d.name + ", compute mode " + std::to_string(d.compute_mode) + ", MIG " +
+         yes(d.mig) + ", cooperative launch " + yes(d.cooperative_launch) +
+         ", host native atomics " + yes(d.host_native_atomics) + ", VMM + POSIX fd " +
+         yes(d.vmm_posix_fd) + ", GPUDirect RDMA " +
+         (d.gpudirect_rdma < 0 ? std::string("n/a") : yes(d.gpudirect_rdma == 1)) + ", " +
+         std::to_string(d.multiprocessors) + " multiprocessors" +
+         (d.resident_blocks > 0
+              ? ", " + std::to_string(d.resident_blocks) + " co-resident 256-thread blocks"
+              : std::string()));
+    if (!d.cooperative_launch) {
+      ok = false;
+      line("FAIL: " + dev + " has no cooperative launch (every Tessera kernel needs it)");
+    }
+    if (d.compute_mode == 2) {
+      ok = false;
+      line("FAIL: " + dev + " is in compute mode 'prohibited': no process can use it");
+    }
+    if (d.compute_mode == 3 && !p.mps) {
+      line("note: " + dev + " is exclusive-process and no MPS daemon runs: only one PE can use it");
+    }
+  }
+  for (const GpuPairFacts& pair : p.pairs) {
+    line("peer " + std::to_string(pair.device) + " -> " + std::to_string(pair.peer) + ": access " +
+         yes(pair.access) + ", native atomics " + yes(pair.native_atomics) +
+         (pair.access && !pair.native_atomics ? " (not mapped: the proxy path serves it)" : ""));
+  }
+  if (ok) line("preflight: ok");
+  return out;
+}
+
+}  // namespace tessera::detail

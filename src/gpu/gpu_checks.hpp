@@ -1,0 +1,92 @@
+// The decisions a GPU backend makes from what the runtime reports, as pure functions of plain
+// values, so the true cause of every refusal is tested without a GPU (tests/gpu/
+// backend_select_test.cpp feeds them fake inputs). No GPU header here: compiled into the core.
+// Internal.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::detail {
+
+// What a probe of one GPU runtime found. `devices` > 0 means usable; otherwise `why_none` says
+// why, naming the cause (not built, no driver, driver too old, no device).
+struct GpuProbe {
+  int devices = 0;
+  int driver_version = 0;   // 1000 * major + 10 * minor (CUDA's encoding); 0: no driver
+  int runtime_version = 0;  // the runtime this build linked, same encoding
+  std::string why_none;
+};
+
+// How a device-count query ended, in the runtime-independent terms the cause is chosen from.
+enum class DeviceCountResult { ok, no_driver, insufficient_driver, no_device, other_error };
+
+// The cause for a probe that found no usable device, or "" when `devices` > 0 and the versions
+// fit. `api` is "CUDA" or "HIP"; `error_text` the runtime's own string for the failure.
+// A driver whose version is below the runtime's major version cannot run this build (a static
+// CUDA 13 runtime on a CUDA 12 driver reports "no device" otherwise, the wrong cause).
+// A runtime older than `minimum_runtime` (what this code is written for) is named first.
+std::string probe_cause(const char* api, DeviceCountResult result, int devices, int driver_version,
+                        int runtime_version, int minimum_runtime, const std::string& error_text);
+
+// "X.Y" of a 1000 * major + 10 * minor version.
+std::string version_string(int version);
+
+// One PE of this node as the GPU backend sees it: its process and its device.
+struct PeDevice {
+  int pe = -1;
+  std::uint64_t pid = 0;
+  std::array<unsigned char, 16> uuid{};
+};
+
+// Same-process PEs (threads) on one GPU can deadlock: their grids are not guaranteed
+// co-resident, and a device-wide wait of one waits for the other's kernels. Returns "" when no
+// two PEs of `node` share both a process and a device, else the error naming both PEs.
+std::string same_process_device_sharing(const std::vector<PeDevice>& node);
+
+// Whether this PE maps a P2P-reachable peer's heap for load/store: only when the link also has
+// native atomics, which signals, barrier arrivals, the abort CAS and sub-word copies need.
+// Without them the peer is treated as unreachable (the proxy path), and `note` says so.
+bool map_peer_over_link(bool peer_access, bool native_atomics, int pe, int peer, std::string& note);
+
+// Preflight facts of one device, as `tessera-info --gpu` reports them.
+struct GpuDeviceFacts {
+  int ordinal = 0;
+  std::string name;
+  int compute_mode = 0;  // 0 default, 1 exclusive thread, 2 prohibited, 3 exclusive process
+  bool mig = false;      // a MIG instance (the runtime names it "... MIG ...")
+  bool cooperative_launch = false;
+  bool host_native_atomics = false;
+  bool vmm_posix_fd = false;  // the heap's VMM path (CUDA only)
+  int gpudirect_rdma = -1;    // GPUDirect RDMA (the runtime's attribute): 1, 0, -1 n/a (HIP)
+  int multiprocessors = 0;
+  int resident_blocks =
+      0;  // co-resident 256-thread blocks of a small kernel (SMs x per-SM), 0: unknown
+};
+
+// Per ordered pair of devices: load/store peer access and native atomics over the link.
+struct GpuPairFacts {
+  int device = 0;
+  int peer = 0;
+  bool access = false;
+  bool native_atomics = false;
+};
+
+struct GpuPreflight {
+  std::string api;  // "CUDA" or "HIP"
+  GpuProbe probe;
+  bool mps = false;  // an MPS control daemon's pipe is visible
+  std::vector<GpuDeviceFacts> devices;
+  std::vector<GpuPairFacts> pairs;
+};
+
+// The report of one runtime's preflight, a line per fact; `ok` false (with the cause in a line
+// starting "FAIL:") when this runtime cannot run Tessera here: no device (the probe's true
+// cause), a device without cooperative launch, or one whose compute mode prohibits contexts.
+// Peers without native atomics and hosts without native atomics are reported, not failed (the
+// proxy path and the host-side ring lane cover them).
+std::string format_preflight(const GpuPreflight& preflight, bool& ok);
+
+}  // namespace tessera::detail

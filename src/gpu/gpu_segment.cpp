@@ -1,0 +1,207 @@
+// A GPU backend's heap: device memory per PE, shared with the PEs of the node. Written once for
+// CUDA and HIP over gpu_runtime.hpp.
+//
+// Preferred path (every PE's device supports VMM with POSIX fd handles; CUDA only, vmm_heap.hpp):
+// export the allocation as an fd, hand it to the node's peers over the Unix-socket exchange the
+// host backend uses, and let each import and map it. Otherwise (always on HIP): the runtime's
+// heap memory (gpu_names.hpp: cudaMalloc, HIP fine-grained) with IPC handles exchanged through a
+// bootstrap allgather. The choice is made for the whole job (every PE takes part in the same
+// exchange).
+//
+// Several PEs may share one GPU as processes (a one-GPU machine runs its PEs on device
+// node_pe % devices): VMM imports and IPC handles from another process on the same device are
+// allowed. PEs that are threads of one process sharing a device are refused (gpu_checks.hpp). A
+// peer this PE cannot reach by P2P with native atomics keeps a null base: the proxy path.
+//
+// Host copies and fills run on the segment's own stream and wait for it (gpu_runtime.hpp's
+// GpuStream::copy_sync): complete on return, pageable memory included; not ordered after kernels
+// queued on the PE's stream (the caller synchronizes that stream first when a copy must see them).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_runtime.hpp"
+#include "gpu/gpu_segment.hpp"
+#include "gpu/vmm_heap.hpp"
+#include "heap/fd_exchange.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::detail::TESSERA_GPU_NS {
+namespace {
+
+// What each PE tells the others about its heap.
+struct SegmentInfo {
+  unsigned char uuid[16];  // its device
+  std::uint64_t pid;       // its process
+  std::uint64_t base;      // its heap's address in its own process
+  std::uint64_t bytes;     // its segment size
+  std::uint32_t vmm;       // 1: its device supports the VMM path
+  std::uint32_t reserved;
+  char ipc[64];  // IpcMemHandle_t (IPC path only)
+};
+
+class GpuHeapSegment final : public HeapSegment {
+ public:
+  GpuHeapSegment(const SegmentRequest& r, int device)
+      : device_(device), pe_(r.pe), copies_(device, r.pe) {
+    const auto n = static_cast<std::size_t>(r.n_pes);
+    std::vector<SegmentInfo> infos(n);
+    SegmentInfo& mine = infos[static_cast<std::size_t>(r.pe)];
+    std::memset(&mine, 0, sizeof(mine));
+    const Uuid uuid = device_uuid(device, r.pe);
+    std::memcpy(mine.uuid, uuid.data(), uuid.size());
+    mine.pid = static_cast<std::uint64_t>(::getpid());
+    mine.vmm = vmm_heap_supported(device) ? 1 : 0;
+    r.bootstrap.allgather(infos.data(), sizeof(SegmentInfo));
+    refuse_shared_device_threads(r, infos);
+    const bool use_vmm =
+        std::all_of(infos.begin(), infos.end(), [](const SegmentInfo& i) { return i.vmm != 0; });
+
+    // This PE's memory, zeroed (the runtime's control area must start at zero).
+    if (use_vmm) {
+      vmm_ = make_vmm_heap(r.bytes, device, r.pe);
+      bytes_ = vmm_->bytes();
+      base_ = vmm_->base();
+    } else {
+      bytes_ = r.bytes;
+      memory_ = HeapMemory(bytes_, device, r.pe);
+      base_ = memory_.get();
+    }
+    copies_.zero_sync(base_, bytes_);
+    mine.base = reinterpret_cast<std::uintptr_t>(base_);
+    mine.bytes = bytes_;
+
+    // Share it: fds over Unix sockets (VMM), or IPC handles through the bootstrap.
+    std::vector<Fd> fds;
+    if (vmm_) {
+      Fd fd = vmm_->export_fd();
+      fds = exchange_node_fds(r.bootstrap, r.node_pes, fd.get(), r.timeout);
+    } else {
+      const IpcHandle handle = memory_.ipc_handle();
+      std::memcpy(mine.ipc, handle.data(), handle.size());
+    }
+    r.bootstrap.allgather(infos.data(), sizeof(SegmentInfo));
+
+    peer_bases_.assign(n, nullptr);
+    peer_bases_[static_cast<std::size_t>(r.pe)] = base_;
+    for (std::size_t i = 0; i < r.node_pes.size(); ++i) {
+      const int peer = r.node_pes[i];
+      if (peer == r.pe) continue;
+      const SegmentInfo& info = infos[static_cast<std::size_t>(peer)];
+      if (info.bytes != bytes_) {
+        throw Error(ErrorCode::internal, r.pe,
+                    "GPU heap: PE " + std::to_string(peer) + "'s segment is " +
+                        std::to_string(info.bytes) + " bytes, this PE's " + std::to_string(bytes_));
+      }
+      Uuid peer_uuid;
+      std::memcpy(peer_uuid.data(), info.uuid, peer_uuid.size());
+      const int peer_device = peer_uuid == uuid ? device : device_with_uuid(peer_uuid);
+      if (peer_device < 0) continue;  // not visible here: the proxy path
+      std::string note;
+      if (!map_peer_over_link(can_access_peer(device, peer_device),
+                              native_peer_atomics(device, peer_device), r.pe, peer, note)) {
+        if (!note.empty()) notes_.push_back(note);
+        continue;
+      }
+      char* base = nullptr;
+      if (vmm_) {
+        base = vmm_->map_peer(fds[i].get(), info.bytes, device, r.pe, peer);
+      } else if (info.pid != mine.pid) {
+        IpcHandle handle;
+        std::memcpy(handle.data(), info.ipc, handle.size());
+        peer_ipc_.emplace_back(handle, device, r.pe, peer);
+        base = peer_ipc_.back().get();
+      }
+      peer_bases_[static_cast<std::size_t>(peer)] = base;
+    }
+
+    // The base table kernels and host code read (gpu_runtime.hpp's PeerTable: device memory
+    // where the device allows, else pinned host memory), one address for both.
+    table_ = PeerTable(n * sizeof(char*), device, r.pe, copies_);
+    std::memcpy(table_.get(), peer_bases_.data(), n * sizeof(char*));
+    notes_.push_back(table_.in_device_memory()
+                         ? "peer table in device memory (managed, read-mostly)"
+                         : "peer table in pinned host memory (no concurrent managed access)");
+  }
+
+  ~GpuHeapSegment() override {
+    close_peers();
+    release();
+  }
+
+  char* const* device_peer_table() const override {
+    return static_cast<char* const*>(table_.get());
+  }
+  std::size_t bytes() const override { return bytes_; }
+  const char* kind() const override {
+    return vmm_                       ? "cuMem VMM"
+           : TESSERA_GPU_RUNTIME == 1 ? "cudaMalloc + IPC"
+                                      : "hipExtMallocWithFlags(fine-grained) + IPC";
+  }
+  const std::vector<std::string>& notes() const override { return notes_; }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    copies_.copy_sync(dst, src, bytes);
+  }
+  void zero(void* dst, std::size_t bytes) override { copies_.zero_sync(dst, bytes); }
+
+  void close_peers() noexcept override {
+    for (std::size_t p = 0; p < peer_bases_.size(); ++p) {
+      if (static_cast<int>(p) != pe_) peer_bases_[p] = nullptr;
+    }
+    if (table_.get() != nullptr) {
+      std::memcpy(table_.get(), peer_bases_.data(), peer_bases_.size() * sizeof(char*));
+    }
+    if (vmm_) vmm_->close_peers();
+    peer_ipc_.clear();
+  }
+
+  void release() noexcept override {
+    close_peers();
+    std::fill(peer_bases_.begin(), peer_bases_.end(), nullptr);
+    if (table_.get() != nullptr) std::memset(table_.get(), 0, peer_bases_.size() * sizeof(char*));
+    vmm_.reset();
+    memory_ = HeapMemory();
+    base_ = nullptr;
+  }
+
+ private:
+  void refuse_shared_device_threads(const SegmentRequest& r,
+                                    const std::vector<SegmentInfo>& infos) const {
+    std::vector<PeDevice> node;
+    for (const int peer : r.node_pes) {
+      const SegmentInfo& info = infos[static_cast<std::size_t>(peer)];
+      PeDevice d;
+      d.pe = peer;
+      d.pid = info.pid;
+      std::memcpy(d.uuid.data(), info.uuid, d.uuid.size());
+      node.push_back(d);
+    }
+    const std::string problem = same_process_device_sharing(node);
+    if (!problem.empty()) throw Error(ErrorCode::backend, r.pe, problem);
+  }
+
+  int device_;
+  int pe_;
+  GpuStream copies_;  // host copies and fills (not the PE's stream)
+  std::size_t bytes_ = 0;
+  char* base_ = nullptr;
+  std::unique_ptr<VmmHeap> vmm_;  // VMM path
+  HeapMemory memory_;             // IPC path
+  std::vector<IpcMapping> peer_ipc_;
+  PeerTable table_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace
+
+std::unique_ptr<HeapSegment> make_heap_segment(const SegmentRequest& request, int device) {
+  return std::make_unique<GpuHeapSegment>(request, device);
+}
+
+}  // namespace tessera::detail::TESSERA_GPU_NS

@@ -1,0 +1,14 @@
+// A GPU runtime without a VMM path the heap can use (HIP): every PE takes the IPC exchange.
+#include "gpu/vmm_heap.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::detail::TESSERA_GPU_NS {
+
+bool vmm_heap_supported(int) { return false; }
+
+std::unique_ptr<VmmHeap> make_vmm_heap(std::size_t, int, int pe) {
+  throw Error(ErrorCode::internal, pe,
+              std::string("the ") + TESSERA_GPU_NAME_STRING + " heap has no VMM path");
+}
+
+}  // namespace tessera::detail::TESSERA_GPU_NS
