@@ -55,8 +55,8 @@ TEST_P(GpuLitmus, ZeroViolations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuLitmus, ::testing::ValuesIn(all_cases()),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           return std::string(info.param.group) + "_" + info.param.c.name;
+                         [](const ::testing::TestParamInfo<Param>& pi) {
+                           return std::string(pi.param.group) + "_" + pi.param.c.name;
                          });
 
 }  // namespace
