@@ -82,14 +82,15 @@ TESSERA_KERNEL_CODE inline void record(const td::Context& ctx, Tally* t, std::ui
   }
 }
 
-// Every word of d[0, words) must read k (relaxed loads: the acquire that made them visible is
-// the caller's).
+// Every word of d[0, words) must read k. Plain (volatile, so never cached across rounds) local
+// loads: the acquire that made the words visible is the caller's wait, and no one writes them
+// until this PE acknowledges the round.
 template <class G>
 TESSERA_KERNEL_CODE void check_round(G g, const td::Context& ctx, Tally* t, const std::uint64_t* d,
                                      std::size_t words, std::uint64_t k) {
   for (std::size_t i = static_cast<std::size_t>(g.rank()); i < words;
        i += static_cast<std::size_t>(g.size())) {
-    const std::uint64_t v = td::atomic_load(ctx, d + i, ctx.my_pe, td::Sem::relaxed);
+    const std::uint64_t v = static_cast<const volatile std::uint64_t*>(d)[i];
     if (v != k) record(ctx, t, k, i, v);
   }
   g.sync();
