@@ -1,66 +1,158 @@
 #!/usr/bin/env bash
-# One prepared check of the cuda backend on a machine with an NVIDIA GPU (written for one H200:
-# sm_90, x86-64, root, no network; cmake, ninja, g++ and nvcc present, MPI not needed). Builds for
-# sm_90 only, runs the GPU tests as 2 and 4 processes sharing the GPU (device API, runtime, and the
-# fused ops all_gather / ag_gemm / gemm_rs on device memory), then tessera-bench put and signal on
-# the cuda backend. Every log goes to $OUT (default ./gpu-check-out). Under 8 minutes.
+# One prepared check of the cuda backend, sized for a 10-minute slot on a lent GPU machine
+# (written for one H200: sm_90, x86-64, 16 cores, root, no network; cmake, g++ and nvcc present;
+# ninja used when present; MPI not needed). What each step proves: docs/gpu.md, "Checking on a
+# GPU machine".
 #
-#   benchmarks/gpu_check.sh            # from the repository root
+#   benchmarks/gpu_check.sh                      # from anywhere; logs in ./gpu-check-out
 #   OUT=/somewhere benchmarks/gpu_check.sh
-set -euo pipefail
+#   TESSERA_GPU_CHECK_BUDGET_S=600               # the slot (default 600 s)
+#
+# Steps: machine facts and MPS -> configure + build for sm_90 only, all cores, only the targets
+# below (build time printed) -> preflight (tessera-info --gpu) -> every GPU test program with 2
+# and 4 PEs on the one GPU, each gtest case its own job (tests/gpu/run_gpu_cases.sh), each
+# program under its own timeout, per-program times -> tessera-bench put, signal, all_gather,
+# ag_gemm on cuda. A failing step never stops the later ones; a step that would overrun the
+# slot is skipped and says so. At most 8 files in $OUT; the last line printed (and the last
+# line of $OUT/summary.txt) is the summary. Exit status 0 only when every step passed.
+set -u
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+cd "$root" || exit 2
 OUT="${OUT:-$root/gpu-check-out}"
 build="${TESSERA_GPU_BUILD_DIR:-$root/build-gpu-check}"
+budget="${TESSERA_GPU_CHECK_BUDGET_S:-600}"
 jobs="$(nproc)"
+start_s=$SECONDS
 mkdir -p "$OUT"
 export PATH="$PATH:/usr/local/cuda/bin"
+summary="$OUT/summary.txt"
+: >"$summary"
+failed_steps=()
 
-# 1. What the machine has.
-nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (see $OUT/nvidia-smi.txt)"
-nvcc --version >"$OUT/nvcc.txt" 2>&1
+# The logs ($OUT holds these 7 files and nothing else).
+machine_log="$OUT/machine.txt"  # nvidia-smi, nvcc, MPS
+build_log="$OUT/build.log"      # configure + build
+preflight_log="$OUT/preflight.log"
+tests_np2_log="$OUT/tests-np2.log"
+tests_np4_log="$OUT/tests-np4.log"
+bench_log="$OUT/bench.log"
 
-# 2. Configure and build for sm_90 only (2-3 minutes on 16 cores). No examples, MPI or fabric,
-#    and only the targets the checks below run (the host-backend suites are not rebuilt here).
-timeout 120 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTESSERA_WERROR=ON -DTESSERA_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DTESSERA_ENABLE_MPI=OFF -DTESSERA_ENABLE_FABRIC=OFF -DTESSERA_BUILD_EXAMPLES=OFF \
-  >"$OUT/configure.log" 2>&1
-timeout 300 cmake --build "$build" -j"$jobs" --target tessera-run tessera-bench \
-  gpu_runtime_test gpu_device_test gpu_ops_test backend_select_test >"$OUT/build.log" 2>&1 ||
-  { tail -n 40 "$OUT/build.log"; exit 1; }
+note() { echo "$*" | tee -a "$summary"; }
+# Seconds left in the slot, keeping `reserve` for what must still run after.
+left() { echo $((budget - (SECONDS - start_s) - ${1:-0})); }
+# step NAME CAP_S RESERVE_S LOG CMD...: runs CMD under timeout min(CAP, time left - RESERVE),
+# its output appended to LOG; records ok / FAILED (status) / skipped (no time left, or its
+# program was not built) in the summary; never stops the script.
+step() {
+  local name="$1" cap="$2" reserve="$3" log="$4"
+  shift 4
+  local prog="$1"
+  [ "$prog" = bash ] && prog="${!#}"  # a test program run through run_gpu_cases.sh: the last arg
+  if [[ "$prog" == */* && ! -x "$prog" ]]; then
+    note "step $name: FAILED, not built ($prog missing)"
+    failed_steps+=("$name")
+    return 1
+  fi
+  local limit
+  limit="$(left "$reserve")"
+  [ "$limit" -gt "$cap" ] && limit="$cap"
+  if [ "$limit" -lt 5 ]; then
+    note "step $name: skipped, no time left in the ${budget}s slot"
+    failed_steps+=("$name(no time)")
+    return 1
+  fi
+  local t0=$SECONDS rc=0
+  timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1 </dev/null || rc=$?
+  local took=$((SECONDS - t0))
+  if [ "$rc" -eq 0 ]; then
+    note "step $name: ok (${took}s)"
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    note "step $name: FAILED, timed out after ${limit}s"
+    failed_steps+=("$name")
+  else
+    note "step $name: FAILED, exit status $rc (${took}s)"
+    failed_steps+=("$name")
+  fi
+  return "$rc"
+}
 
-# 3. The GPU tests: every program as 2 and 4 processes on the one GPU (TESSERA_BACKEND=cuda is
-#    set by ctest): gpu_runtime_test (heap, peer mapping), gpu_device_test (device-API kernels),
-#    gpu_ops_test (all_gather, ag_gemm push/pull f32/bf16 -- the tensor-core GEMM -- and gemm_rs,
-#    checked against a double reference). A skip means the GPU was not visible: the check failed.
-timeout 180 ctest --test-dir "$build" -L gpu --output-on-failure -j1 \
-  >"$OUT/ctest-gpu.log" 2>&1 || { tail -n 40 "$OUT/ctest-gpu.log"; exit 1; }
-if grep -q "Skipped" "$OUT/ctest-gpu.log"; then
-  echo "gpu tests were skipped: no CUDA device visible (see $OUT/ctest-gpu.log)"
-  exit 1
+# 1. What the machine has, and MPS. Without MPS the PEs' processes time-slice the GPU: kernels
+#    of different PEs never run at once and every cross-PE handshake waits for a context
+#    switch. The tests' round counts finish either way; MPS makes them faster and concurrent.
+{
+  echo "== nvidia-smi"
+  nvidia-smi 2>&1 || echo "nvidia-smi failed or is missing"
+  echo "== nvidia-smi -q (compute mode, MIG)"
+  nvidia-smi -q 2>&1 | grep -Ei "compute mode|mig mode|current *:|pending *:" | head -n 10
+  echo "== nvcc"
+  nvcc --version 2>&1 || echo "nvcc missing"
+  echo "== cores: $jobs"
+} >"$machine_log" 2>&1
+mps="not started"
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  mps="not started: no GPU visible to nvidia-smi"
+elif ! command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+  mps="not started: nvidia-cuda-mps-control not installed"
+elif [ "$(id -u)" -ne 0 ]; then
+  mps="not started: not root"
+elif echo get_server_list | nvidia-cuda-mps-control >/dev/null 2>&1; then
+  mps="already running"
+elif nvidia-cuda-mps-control -d >>"$machine_log" 2>&1; then
+  mps="started (nvidia-cuda-mps-control -d)"
+else
+  mps="not started: nvidia-cuda-mps-control -d failed (see machine.txt)"
 fi
-timeout 60 ctest --test-dir "$build" -R backend_select --output-on-failure \
-  >"$OUT/ctest-backend-select.log" 2>&1
+echo "== MPS: $mps" >>"$machine_log"
+note "MPS: $mps"
 
-# 4. Benchmarks on the cuda backend, 2 PEs on the one GPU (put: limit = cudaMemcpy device to
-#    device of the same bytes; signal: limit = a raw one-block atomic ping-pong kernel). A failure
-#    is recorded and fails the check at the end, after the other steps have run.
-bench_failed=0
-for bench in put signal; do
-  status=0
-  TESSERA_BACKEND=cuda timeout 60 "$build/bin/tessera-run" -np 2 --timeout 50 \
-    "$build/bin/tessera-bench" "$bench" --json >"$OUT/bench-$bench-cuda.log" 2>&1 || status=$?
-  echo "tessera-bench $bench on cuda: exit $status" | tee -a "$OUT/summary.txt"
-  [ "$status" -eq 0 ] || bench_failed=1
+# 2. Configure and build for sm_90 only, with every core; only what the later steps run (no
+#    examples, MPI, fabric or Python; the host-backend suites are not built).
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+gpu_tests=(gpu_runtime_test gpu_device_test gpu_ops_test gpu_litmus_test gpu_stress_test)
+build_t0=$SECONDS
+: >"$build_log"
+step configure 90 300 "$build_log" cmake -S . -B "$build" "${generator[@]}" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON -DTESSERA_ENABLE_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DTESSERA_ENABLE_MPI=OFF -DTESSERA_ENABLE_FABRIC=OFF \
+  -DTESSERA_BUILD_EXAMPLES=OFF -DTESSERA_BUILD_PYTHON=OFF
+# The build may take what leaves 5 minutes for the rest.
+step build 300 300 "$build_log" cmake --build "$build" -j"$jobs" --target tessera-run \
+  tessera-bench tessera-info "${gpu_tests[@]}" || tail -n 30 "$build_log"
+note "build time: $((SECONDS - build_t0))s; $(left)s of the slot left"
+bin="$build/bin"
+
+# 3. Preflight: every fact a first run depends on, failing with the cause.
+: >"$preflight_log"
+step preflight 30 200 "$preflight_log" "$bin/tessera-info" --gpu || tail -n 20 "$preflight_log"
+
+# 4. The GPU test programs, 2 and 4 PEs sharing the GPU. Each gtest case is its own job, so a
+#    device fault in one cannot hide the rest; a program's cases share its timeout. A program
+#    whose every case skipped (exit 77: no device visible) counts as failed here.
+for np in 2 4; do
+  log="$tests_np2_log"
+  [ "$np" -eq 4 ] && log="$tests_np4_log"
+  : >"$log"
+  for t in "${gpu_tests[@]}"; do
+    echo "== $t, $np PEs" >>"$log"
+    TESSERA_BACKEND=cuda step "$t-np$np" 60 60 "$log" bash "$root/tests/gpu/run_gpu_cases.sh" \
+      "$bin/tessera-run" "$np" 30 "$bin/$t"
+    grep -E "^gpu cases of|^every case skipped" "$log" | tail -n 1 | tee -a "$summary"
+  done
 done
 
-# 5. The same benchmarks on the host backend of this machine, for comparison.
-for bench in put signal; do
-  TESSERA_BACKEND=host timeout 60 "$build/bin/tessera-run" -np 2 --timeout 50 \
-    "$build/bin/tessera-bench" "$bench" --json >"$OUT/bench-$bench-host.log" 2>&1
+# 5. Benchmarks on the cuda backend, 2 PEs on the one GPU.
+: >"$bench_log"
+for b in put signal all_gather ag_gemm; do
+  echo "== tessera-bench $b on cuda, 2 PEs" >>"$bench_log"
+  TESSERA_BACKEND=cuda step "bench-$b" 45 0 "$bench_log" "$bin/tessera-run" -np 2 --timeout 40 \
+    "$bin/tessera-bench" "$b" --json
 done
 
-grep -E "tests passed|Test +#" "$OUT/ctest-gpu.log" | tee -a "$OUT/summary.txt"
-echo "gpu check done; logs in $OUT"
-exit "$bench_failed"
+total=$((SECONDS - start_s))
+if [ "${#failed_steps[@]}" -eq 0 ]; then
+  note "gpu check: PASSED, every step ok, ${total}s of ${budget}s; MPS $mps; logs in $OUT"
+  exit 0
+fi
+note "gpu check: FAILED ${#failed_steps[@]} step(s): ${failed_steps[*]}; ${total}s of ${budget}s; MPS $mps; logs in $OUT"
+exit 1

@@ -14,15 +14,19 @@ int main(int argc, char** argv) {
     if (std::getenv("TESSERA_HEAP_SIZE") == nullptr) options.heap_size = std::size_t{64} << 20;
     auto rt = tessera::Runtime::init(options);
     std::uint64_t total = 0;
-    for (const auto& c : tessera::litmus::kCases) {
-      const auto res = c.run(rt, iterations);
-      total += res.violations;
-      std::printf("litmus %-30s PE %d/%d: %llu iterations, %llu violations%s%s\n", c.name, rt.pe(),
-                  rt.n_pes(), static_cast<unsigned long long>(iterations),
-                  static_cast<unsigned long long>(res.violations),
-                  res.detail.empty() ? "" : "; first: ", res.detail.c_str());
-      std::fflush(stdout);
-    }
+    tessera::litmus::run_all(rt, iterations,
+                             [&](const char* group, const tessera::litmus::Case& c,
+                                 std::uint64_t it, const tessera::litmus::Result& res) {
+                               total += res.violations;
+                               std::printf(
+                                   "litmus %-30s %-6s PE %d/%d: %llu iterations, %llu "
+                                   "violations%s%s\n",
+                                   c.name, group, rt.pe(), rt.n_pes(),
+                                   static_cast<unsigned long long>(it),
+                                   static_cast<unsigned long long>(res.violations),
+                                   res.detail.empty() ? "" : "; first: ", res.detail.c_str());
+                               std::fflush(stdout);
+                             });
     rt.finalize();
     return total == 0 ? 0 : 1;
   } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
 // The litmus tests with PEs as threads (the same code runs across processes as device_litmus
-// under mpirun).
+// under mpirun, and on the cuda backend as tests/gpu/gpu_litmus_test).
 #include "litmus.hpp"
 #include "device_test_util.hpp"
 #include "harness/sanitized.hpp"
@@ -15,10 +15,12 @@ TEST_P(Litmus, EveryCaseHasZeroViolations) {
   // each round's spin handshake costs ~100x more, and a race shows in the first rounds.
   const std::uint64_t iterations = harness::repetitions<std::uint64_t>(20000, 2000);
   harness::run_pes(n, [&](Runtime& rt) {
-    for (const auto& c : litmus::kCases) {
-      const auto res = c.run(rt, iterations);
-      EXPECT_EQ(res.violations, 0u) << c.name << " on PE " << rt.pe() << ": " << res.detail;
-    }
+    litmus::run_all(
+        rt, iterations,
+        [&](const char* group, const litmus::Case& c, std::uint64_t, const litmus::Result& res) {
+          EXPECT_EQ(res.violations, 0u)
+              << c.name << " (" << group << ") on PE " << rt.pe() << ": " << res.detail;
+        });
   });
 }
 

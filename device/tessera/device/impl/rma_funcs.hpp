@@ -243,7 +243,11 @@ TESSERA_KERNEL_CODE void fence(G g, const Context& ctx) {
 
 TESSERA_KERNEL_CODE inline void quiet(const Context& ctx) {
   detail::proxy_quiet(ctx, "quiet");
-  platform::fence(Sem::acq_rel, Scope::system);
+  // Sequentially consistent, not acq_rel: after quiet this thread's puts are complete, so a
+  // later load by it, or by any PE it then synchronises with, must not be ordered before them
+  // (store buffering; docs/memory-model.md "quiet and fence"). fence() only orders puts among
+  // themselves, so a release fence is enough there.
+  platform::fence_sc(Scope::system);
 }
 
 template <class G>

@@ -140,6 +140,18 @@ __device__ inline void fence(Sem sem, Scope scope) {
   cuda::atomic_thread_fence(detail::cuda_order(sem), s);
 }
 
+// A sequentially consistent fence at `scope` (fence.sc.cta/gpu/sys). Unlike fence.acq_rel it
+// also orders this thread's earlier stores before its later loads for every observer at the
+// scope: the fence.sc instances of all threads are totally ordered, so in a store-buffering
+// pattern (each side stores, fences, then loads the other's word) at least one side sees the
+// other's store. quiet() needs that (see docs/memory-model.md, "quiet and fence").
+__device__ inline void fence_sc(Scope scope) {
+  const cuda::thread_scope s = scope == Scope::block    ? cuda::thread_scope_block
+                               : scope == Scope::device ? cuda::thread_scope_device
+                                                        : cuda::thread_scope_system;
+  cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, s);
+}
+
 // Nanoseconds of the GPU's global timer (%globaltimer), for bounded waits.
 __device__ inline std::uint64_t clock_ns() {
   std::uint64_t t;

@@ -138,6 +138,10 @@ __device__ inline void fence(Sem sem, Scope scope) {
     TESSERA_HIP_FENCE(__ATOMIC_ACQ_REL);
   }
 }
+
+// A sequentially consistent fence at `scope`: also orders earlier stores before later loads for
+// every observer at the scope (the store-buffering pattern quiet() must forbid).
+__device__ inline void fence_sc(Scope scope) { TESSERA_HIP_FENCE(__ATOMIC_SEQ_CST); }
 #undef TESSERA_HIP_FENCE
 
 // Nanoseconds of the constant-rate wall clock (s_memrealtime), counted as 10 ns a tick: its

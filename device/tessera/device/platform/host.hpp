@@ -112,6 +112,12 @@ TESSERA_HOST_DEVICE inline void fence(Sem sem, Scope) {
   if (sem != Sem::relaxed) std::atomic_thread_fence(to_std(sem));
 }
 
+// A sequentially consistent fence (mfence on x86-64, dmb ish on AArch64): also orders earlier
+// stores before later loads, which an acq_rel fence does not (the store-buffering pattern).
+TESSERA_HOST_DEVICE inline void fence_sc(Scope) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
 // Monotonic nanoseconds, for bounded waits.
 TESSERA_HOST_DEVICE inline std::uint64_t clock_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
