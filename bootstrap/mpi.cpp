@@ -155,7 +155,7 @@ class MpiBootstrap final : public Bootstrap {
     lost_.compare_exchange_strong(none, peer);
   }
   void abort() override { abort_at_exit.store(true); }
-  // (shmem slice) shmem_global_exit: mpirun's exit status is the errorcode given here.
+  // shmem_global_exit: mpirun's exit status is the errorcode given here.
   void end_job(int status) override { MPI_Abort(MPI_COMM_WORLD, status); }
 
   void allgather(void* buf, std::size_t bytes_per_rank) override {

@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
   for (const std::string& a : opt.command) child_argv.push_back(const_cast<char*>(a.c_str()));
   child_argv.push_back(nullptr);
 
-  // ---- shmem_global_exit's status (the shmem slice's block) ----
+  // ---- shmem_global_exit's status ----
   // A rank that calls shmem_global_exit(status) writes `status` (an int) to the pipe whose write
   // end TESSERA_RUN_EXIT_FD names before it exits. The job then exits with that status whatever
   // the other ranks' (who see a lost peer) is, and the rest are killed at once: the

@@ -44,7 +44,7 @@ class Bootstrap {
   // this rank's connections (peers see PeerLost naming it); mpi aborts the job (MPI_Abort) when
   // this process exits, since MPI_Finalize would wait for peers that may never come.
   virtual void abort() {}
-  // (shmem slice) Ends every rank of the job now, with `status` as the job's exit status where
+  // Ends every rank of the job now, with `status` as the job's exit status where
   // the launcher takes it from here: mpi calls MPI_Abort(MPI_COMM_WORLD, status), which mpirun
   // returns. The default does nothing and returns; the caller then exits with `status` itself
   // (shmem_global_exit).

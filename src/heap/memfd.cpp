@@ -77,7 +77,7 @@ Mapping map_heap(int fd, std::size_t bytes, std::size_t hole_offset, std::size_t
   // over the middle and give back only the slack beyond the guards. Heap offsets aligned to
   // kHeapAlignment then give addresses aligned the same way, and whatever the kernel maps
   // next to the reservation later stays kGuardBytes away from the heap.
-  // (shmem slice) Aligned to heap_mapping_alignment: only address space is reserved for it.
+  // Aligned to heap_mapping_alignment: only address space is reserved for it.
   const std::size_t align = heap_mapping_alignment(bytes);
   const std::size_t span = kGuardBytes + bytes + align + kGuardBytes;
   void* reserved =

@@ -35,7 +35,7 @@ class Mapping {
 // at most this much has an address aligned the same way (malloc rejects larger alignments).
 inline constexpr std::size_t kHeapAlignment = std::size_t{2} << 20;
 
-// (shmem slice, issue 20: shmem_align) The alignment of a heap mapping of a heap of
+// (issue 20: shmem_align) The alignment of a heap mapping of a heap of
 // `heap_bytes`: the largest power of two not above it, within [kHeapAlignment, 1 GiB]. Every PE
 // of a job has the same heap size, so all map their heaps aligned alike, and a block whose heap
 // offset is aligned to at most this much has an address aligned the same way on every PE.

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "tessera/error.hpp"
-#include "transport/heap_registration.hpp"  // g-ring: local_buffer_memory
+#include "transport/heap_registration.hpp"  // local_buffer_memory
 
 namespace tessera::detail::cuda {
 namespace {
@@ -95,7 +95,7 @@ void check(CUresult result, const char* call, int pe) {
       std::string(call) + " failed: " + text + " (CUresult " + std::to_string(result) + ")");
 }
 
-// --- g-ring (issue 18 item 3): GPUDirect RDMA on the VMM heap ------------------------------
+// --- issue 18 item 3: GPUDirect RDMA on the VMM heap ------------------------------
 // A cuMemCreate allocation a NIC may read and write directly (the heap the proxy registers with
 // FI_HMEM_CUDA) must ask for it with allocFlags.gpuDirectRDMACapable, which the driver accepts
 // only where CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is set. Elsewhere the
@@ -112,7 +112,8 @@ bool rdma_with_vmm(const DriverApi& api, int device) {
   }
   return supported != 0;
 }
-// --- end g-ring block -------------------------------------------------------------------------
+// --- end of the issue 18 item 3 block
+// -------------------------------------------------------------------------
 
 CUmemAllocationProp device_allocation(int device) {
   CUmemAllocationProp prop{};
@@ -120,14 +121,14 @@ CUmemAllocationProp device_allocation(int device) {
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = device;
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  // g-ring (issue 18 item 3): the same flags for the granularity query and cuMemCreate.
+  // Issue 18 item 3: the same flags for the granularity query and cuMemCreate.
   prop.allocFlags.gpuDirectRDMACapable = rdma_with_vmm(driver(), device) ? 1 : 0;
   return prop;
 }
 
 }  // namespace
 
-// --- g-ring (issue 18 item 3) ------------------------------------------------------------------
+// --- issue 18 item 3 ------------------------------------------------------------------
 bool vmm_rdma_supported(int device) { return rdma_with_vmm(driver(), device); }
 
 }  // namespace tessera::detail::cuda
@@ -152,7 +153,8 @@ HeapMemory local_buffer_memory(const void* p, int* device) {
 }  // namespace tessera::detail
 
 namespace tessera::detail::cuda {
-// --- end g-ring block -------------------------------------------------------------------------
+// --- end of the issue 18 item 3 block
+// -------------------------------------------------------------------------
 
 bool vmm_supported(int device) {
   const DriverApi& api = driver();

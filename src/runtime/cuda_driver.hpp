@@ -15,7 +15,7 @@ namespace tessera::detail::cuda {
 // the heap); false when either is missing or the driver cannot be reached.
 bool vmm_supported(int device);
 
-// g-ring (issue 18 item 3): true when `device` accepts cuMemCreate's gpuDirectRDMACapable flag
+// Issue 18 item 3: true when `device` accepts cuMemCreate's gpuDirectRDMACapable flag
 // (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED); the heap then asks for it.
 bool vmm_rdma_supported(int device);
 

@@ -245,7 +245,7 @@ void* RuntimeImpl::malloc(std::size_t bytes, std::size_t align, CollectiveKind k
   if (finalized_) fail(ErrorCode::invalid_argument, "malloc after finalize");
   const char* what = kind == CollectiveKind::calloc ? "calloc" : "malloc";
   check_collective(kind, what, bytes, align);
-  // (shmem slice) Host heaps are mapped aligned to heap_mapping_alignment (up to 1 GiB); GPU
+  // Host heaps are mapped aligned to heap_mapping_alignment (up to 1 GiB); GPU
   // heaps to kHeapAlignment.
   const std::size_t max_align = backend_ == Backend::host
                                     ? detail::heap_mapping_alignment(options_.heap_size)

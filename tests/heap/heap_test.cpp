@@ -101,7 +101,7 @@ TEST(Heap, AlignmentIsHonoured) {
     }
     rt.free(pad);
     expect_error(ErrorCode::invalid_argument, [&] { rt.malloc(64, 48); });
-    // (shmem slice) Host heaps are mapped aligned to the largest power of two within their
+    // Host heaps are mapped aligned to the largest power of two within their
     // size (at most 1 GiB), so only alignments above that are refused.
     expect_error(ErrorCode::invalid_argument, [&] { rt.malloc(64, 2ul << 30); });
   });
