@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,16 @@ struct Loaded {
   Info info;
   SgemmFn sgemm = nullptr;
   SbgemmFn sbgemm = nullptr;
+  // OpenBLAS's calls from several threads at once gave wrong products here (Debian's 0.3.21, its
+  // serial build: gemm_ar's producer_consumer push, whose blocks multiply concurrently, was wrong
+  // in about 1 run of 12), so its calls take one lock per process. BLIS is thread-safe.
+  bool one_call_at_a_time = false;
 };
+
+std::mutex& openblas_lock() {
+  static std::mutex mu;
+  return mu;
+}
 
 // Where Debian puts the flavours of each library: the serial build in its own folder (not on the
 // loader's path), the default one (an alternative) under its soname.
@@ -77,6 +87,7 @@ bool open_library(const std::string& path, Loaded& out, std::string& why) {
   if (auto openblas_threads =
           reinterpret_cast<SetThreadsFn>(dlsym(handle, "openblas_set_num_threads"))) {
     openblas_threads(1);
+    out.one_call_at_a_time = true;
     auto config = reinterpret_cast<ConfigFn>(dlsym(handle, "openblas_get_config"));
     out.info.name = config != nullptr ? config() : "OpenBLAS";
   } else if (auto blis_threads =
@@ -106,9 +117,10 @@ Loaded load(const std::string& request) {
   if (request.find('/') != std::string::npos) {
     paths = {request};
   } else if (request.empty() || request == "auto") {
-    paths = candidates("openblas");
-    const std::vector<std::string> blis = candidates("blis");
-    paths.insert(paths.end(), blis.begin(), blis.end());
+    // BLIS first: it can be called from every block at once (OpenBLAS calls are serialized).
+    paths = candidates("blis");
+    const std::vector<std::string> openblas = candidates("openblas");
+    paths.insert(paths.end(), openblas.begin(), openblas.end());
   } else if (request == "openblas" || request == "blis") {
     paths = candidates(request);
   } else {
@@ -161,6 +173,8 @@ bool sgemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::siz
            const float* b, std::size_t ldb, float* c, std::size_t ldc, bool accumulate) {
   const Loaded& blas = process_blas();
   if (blas.sgemm == nullptr || !dims_fit(m, n, k, lda, ldb, ldc)) return false;
+  std::unique_lock<std::mutex> lock;
+  if (blas.one_call_at_a_time) lock = std::unique_lock<std::mutex>(openblas_lock());
   blas.sgemm(kRowMajor, kNoTrans, kNoTrans, static_cast<int>(m), static_cast<int>(n),
              static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb),
              accumulate ? 1.0f : 0.0f, c, static_cast<int>(ldc));
@@ -172,6 +186,8 @@ bool sbgemm(std::size_t m, std::size_t n, std::size_t k, const bf16* a, std::siz
   const Loaded& blas = process_blas();
   if (blas.sbgemm == nullptr || !dims_fit(m, n, k, lda, ldb, ldc)) return false;
   static_assert(sizeof(bf16) == sizeof(std::uint16_t), "bf16 is its 16 bits");
+  std::unique_lock<std::mutex> lock;
+  if (blas.one_call_at_a_time) lock = std::unique_lock<std::mutex>(openblas_lock());
   blas.sbgemm(kRowMajor, kNoTrans, kNoTrans, static_cast<int>(m), static_cast<int>(n),
               static_cast<int>(k), 1.0f, reinterpret_cast<const std::uint16_t*>(a),
               static_cast<int>(lda), reinterpret_cast<const std::uint16_t*>(b),

@@ -3,7 +3,8 @@
 // build or a machine without a BLAS still works: gemm_tile then runs its own portable kernel.
 //
 // TESSERA_BLAS chooses, read once per process on first use:
-//   unset, "" or "auto"  OpenBLAS, else BLIS, else none (the portable kernel), silently;
+//   unset, "" or "auto"  BLIS, else OpenBLAS, else none (the portable kernel), silently;
+//                        (OpenBLAS's calls are serialized: concurrent ones gave wrong results);
 //   "openblas", "blis"   that library (its serial build first, then the default one);
 //   "none"               the portable kernel;
 //   a path (has a '/')   that shared object, which must export cblas_sgemm.
