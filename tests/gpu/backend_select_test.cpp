@@ -64,34 +64,38 @@ TEST(BackendSelect, HostIsAlwaysAvailable) {
   EXPECT_EQ(rt.stream().native_handle(), nullptr);
 }
 
-// Waits (bounded) on the host executor for `flag` to read 1, then stores 2 to `done`: work queued
-// on the PE's stream that a host copy must neither wait for nor be reordered after.
-struct WaitForFlagThenMark {
-  void operator()(device::Block, std::uint64_t* flag, std::uint64_t* done) const {
+// Waits (bounded) on the host executor for `flag` to read 1, then copies `payload` into `done`:
+// work queued on the PE's stream that a host copy must neither wait for nor be reordered after.
+struct WaitForFlagThenCopy {
+  void operator()(device::Block, const std::uint64_t* flag, const std::uint64_t* payload,
+                  std::uint64_t* done) const {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::atomic_ref<std::uint64_t>(*flag).load(std::memory_order_acquire) != 1) {
+    while (std::atomic_ref<const std::uint64_t>(*flag).load(std::memory_order_acquire) != 1) {
       if (std::chrono::steady_clock::now() > deadline) return;  // done stays 0: the test fails
     }
-    std::atomic_ref<std::uint64_t>(*done).store(2, std::memory_order_release);
+    *done = *payload;
   }
 };
 
 // Host copies are synchronous and not ordered after the PE's stream (the contract every backend
-// keeps; GPU backends run them on a copy stream of their own): a put while a kernel waits for
-// its bytes returns, the kernel sees them, and a get after synchronize() sees the kernel's store.
+// keeps; GPU backends run them on a copy stream of their own): a put while a kernel waits returns
+// with its bytes in place (the host raises the kernel's flag only after the put returned), the
+// kernel sees them, and a get after synchronize() sees the kernel's store.
 TEST(HostCopies, APutReturnsWhileQueuedStreamWorkWaitsForItsBytes) {
   auto rt = Runtime::init(single_pe(Backend::host));
-  auto words = rt.alloc<std::uint64_t>(2);
-  const std::uint64_t zero[2] = {0, 0};
+  auto words = rt.alloc<std::uint64_t>(3);
+  const std::uint64_t zero[3] = {0, 0, 0};
   rt.put(words.get(), zero, sizeof(zero), 0);
-  launch(rt.stream(), 1, WaitForFlagThenMark{}, words.get(), words.get() + 1);
-  const std::uint64_t one = 1;
-  rt.put(words.get(), &one, sizeof(one), 0);
+  std::uint64_t* flag = words.get();
+  launch(rt.stream(), 1, WaitForFlagThenCopy{}, flag, words.get() + 1, words.get() + 2);
+  const std::uint64_t payload = 42;
+  rt.put(words.get() + 1, &payload, sizeof(payload), 0);
+  std::atomic_ref<std::uint64_t>(*flag).store(1, std::memory_order_release);
   rt.stream().synchronize();
-  std::uint64_t seen[2] = {};
+  std::uint64_t seen[3] = {};
   rt.get(seen, words.get(), sizeof(seen), 0);
-  EXPECT_EQ(seen[0], 1u);
-  EXPECT_EQ(seen[1], 2u) << "the queued kernel never saw the put's bytes";
+  EXPECT_EQ(seen[1], 42u);
+  EXPECT_EQ(seen[2], 42u) << "the queued kernel did not see the put's bytes";
 }
 
 using detail::DeviceCountResult;
