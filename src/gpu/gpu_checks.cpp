@@ -18,13 +18,16 @@ std::string probe_cause(const char* api, DeviceCountResult result, int devices, 
   }
   const bool driver_behind =
       driver_version > 0 && runtime_version > 0 && driver_version / 1000 < runtime_version / 1000;
-  if (result == DeviceCountResult::insufficient_driver || driver_behind) {
+  // Without any driver installed the runtime also answers "insufficient driver", and the driver
+  // version reads 0: that is no driver, not an old one.
+  if ((result == DeviceCountResult::insufficient_driver && driver_version > 0) || driver_behind) {
     return "the " + name + " driver is too old: it supports " + name + " " +
            (driver_version > 0 ? version_string(driver_version) : std::string("(unknown)")) +
            ", this build's runtime is " + name + " " + version_string(runtime_version) +
            " (update the driver, or build with an older toolkit)";
   }
-  if (result == DeviceCountResult::no_driver || driver_version == 0) {
+  if (result == DeviceCountResult::no_driver || result == DeviceCountResult::insufficient_driver ||
+      driver_version == 0) {
     return "no " + name + " driver is loaded (" + error_text + ")";
   }
   if (result == DeviceCountResult::no_device || (result == DeviceCountResult::ok && devices <= 0)) {

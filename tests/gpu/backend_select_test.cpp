@@ -116,6 +116,15 @@ TEST(GpuProbeCause, InsufficientDriverIsNamedAsSuch) {
   EXPECT_NE(cause.find("driver is too old"), std::string::npos) << cause;
 }
 
+// A machine with no driver installed: the runtime says "insufficient driver" and the driver
+// version is 0 (what CI's machine answers): the cause is the missing driver.
+TEST(GpuProbeCause, InsufficientDriverWithNoDriverVersionIsNoDriver) {
+  const std::string cause = detail::probe_cause("CUDA", DeviceCountResult::insufficient_driver, 0,
+                                                0, 13000, 12050, "insufficient driver");
+  EXPECT_NE(cause.find("no CUDA driver is loaded"), std::string::npos) << cause;
+  EXPECT_EQ(cause.find("too old"), std::string::npos) << cause;
+}
+
 TEST(GpuProbeCause, ARuntimeOlderThanTheMinimumIsNamed) {
   const std::string cause =
       detail::probe_cause("CUDA", DeviceCountResult::ok, 1, 12080, 12020, 12050, "");
