@@ -17,16 +17,23 @@ template <class T>
 using amo_word_t = std::conditional_t<std::is_floating_point_v<T>,
                                       typename WordOf<sizeof(T), false>::type, word_t<T>>;
 
+// The word an AMO targets and the Context that reaches it (the heap's or the static data's).
 template <class T>
-amo_word_t<T>* target(const char* routine, const T* dest, int pe) {
+struct Target {
+  const td::Context& ctx;
+  amo_word_t<T>* word;
+};
+
+template <class T>
+Target<T> target(const char* routine, const T* dest, int pe) {
   State& s = state(routine);
   require_pe(s, routine, pe);
-  require_symmetric(s, routine, dest, sizeof(T), "destination");
+  const td::Context& ctx = symmetric_ctx(s, routine, dest, sizeof(T), "destination", pe);
   if (reinterpret_cast<std::uintptr_t>(dest) % sizeof(T) != 0) {
     die(routine,
         "the atomic object is not aligned to its size of " + std::to_string(sizeof(T)) + " bytes");
   }
-  return reinterpret_cast<amo_word_t<T>*>(const_cast<T*>(dest));
+  return {ctx, reinterpret_cast<amo_word_t<T>*>(const_cast<T*>(dest))};
 }
 
 template <class T>
@@ -41,28 +48,28 @@ T from_word(amo_word_t<T> word) {
 
 template <class T>
 T fetch(const char* routine, const T* source, int pe) {
-  auto* w = target(routine, source, pe);
-  return from_word<T>(guarded(routine, [&] { return td::atomic_load(state(routine).ctx, w, pe); }));
+  const Target<T> t = target(routine, source, pe);
+  return from_word<T>(guarded(routine, [&] { return td::atomic_load(t.ctx, t.word, pe); }));
 }
 
 template <class T>
 void set(const char* routine, T* dest, T value, int pe) {
-  auto* w = target(routine, dest, pe);
-  guarded(routine, [&] { td::atomic_store(state(routine).ctx, w, to_word(value), pe); });
+  const Target<T> t = target(routine, dest, pe);
+  guarded(routine, [&] { td::atomic_store(t.ctx, t.word, to_word(value), pe); });
 }
 
 template <class T>
 T swap(const char* routine, T* dest, T value, int pe) {
-  auto* w = target(routine, dest, pe);
-  return from_word<T>(guarded(
-      routine, [&] { return td::atomic_exchange(state(routine).ctx, w, to_word(value), pe); }));
+  const Target<T> t = target(routine, dest, pe);
+  return from_word<T>(
+      guarded(routine, [&] { return td::atomic_exchange(t.ctx, t.word, to_word(value), pe); }));
 }
 
 template <class T>
 T compare_swap(const char* routine, T* dest, T cond, T value, int pe) {
-  auto* w = target(routine, dest, pe);
+  const Target<T> t = target(routine, dest, pe);
   return from_word<T>(guarded(routine, [&] {
-    return td::atomic_compare_exchange(state(routine).ctx, w, to_word(cond), to_word(value), pe);
+    return td::atomic_compare_exchange(t.ctx, t.word, to_word(cond), to_word(value), pe);
   }));
 }
 
@@ -70,10 +77,11 @@ enum class Rmw { add, and_, or_, xor_ };
 
 template <class T>
 T fetch_op(const char* routine, Rmw op, T* dest, T value, int pe) {
-  auto* w = target(routine, dest, pe);
+  const Target<T> t = target(routine, dest, pe);
+  auto* w = t.word;
   const auto v = to_word(value);
   return from_word<T>(guarded(routine, [&] {
-    const td::Context& ctx = state(routine).ctx;
+    const td::Context& ctx = t.ctx;
     switch (op) {
       case Rmw::add:
         return td::atomic_fetch_add(ctx, w, v, pe);
@@ -92,8 +100,8 @@ T fetch_op(const char* routine, Rmw op, T* dest, T value, int pe) {
 // reduction.
 template <class T>
 void add(const char* routine, T* dest, T value, int pe) {
-  auto* w = target(routine, dest, pe);
-  guarded(routine, [&] { td::atomic_add(state(routine).ctx, w, to_word(value), pe); });
+  const Target<T> t = target(routine, dest, pe);
+  guarded(routine, [&] { td::atomic_add(t.ctx, t.word, to_word(value), pe); });
 }
 
 }  // namespace

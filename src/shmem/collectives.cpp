@@ -122,7 +122,7 @@ int alltoalls(const char* routine, shmem_team_t team, void* dest, const void* so
     for (int l = 0; l < m; ++l) {
       char* to = landing.at() + static_cast<std::size_t>(l) * nelems * dstride * kBytes;
       const int pe = world_pe(*team, l);
-      const char* in = s.ctx.ptr(from, pe);
+      const char* in = ctx_of(s, from).ptr(from, pe);
       if (in == nullptr) {
         bounce.resize(block_span);
         read_member(s, routine, bounce.data(), from, block_span, pe);

@@ -24,7 +24,7 @@ inline int world_pe(const tessera_shmem_team& team, int rank) { return team.team
 // Ends the job unless [p, p + bytes) is symmetric; nothing to check for an empty range.
 inline void require_symmetric_range(const State& s, const char* routine, const void* p,
                                     std::size_t bytes, const char* role) {
-  if (bytes != 0) require_symmetric(s, routine, p, bytes, role);
+  if (bytes != 0) symmetric_ctx(s, routine, p, bytes, role);
 }
 
 // Copies `bytes` of the symmetric object at `source` on world PE `pe` into local memory `to`:
@@ -32,7 +32,7 @@ inline void require_symmetric_range(const State& s, const char* routine, const v
 inline void read_member(const State& s, const char* routine, void* to, const void* source,
                         std::size_t bytes, int pe) {
   if (bytes == 0) return;
-  if (const void* mapped = s.ctx.ptr(source, pe); mapped != nullptr) {
+  if (const void* mapped = ctx_of(s, source).ptr(source, pe); mapped != nullptr) {
     std::memmove(to, mapped, bytes);
     return;
   }

@@ -89,7 +89,7 @@ void combine(const State& s, const char* routine, const tessera_shmem_team& team
     const std::size_t c = std::min(chunk, count - done);
     for (int k = 0; k < team.team.size; ++k) {
       const int pe = team.team.pe(k);
-      const T* in = s.ctx.ptr(source + first + done, pe);
+      const T* in = ctx_of(s, source).ptr(source + first + done, pe);
       if (in == nullptr) {
         bounce.resize(c);
         read_member(s, routine, bounce.data(), source + first + done, c * sizeof(T), pe);

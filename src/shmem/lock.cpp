@@ -18,12 +18,12 @@ std::uint64_t* lock_word(const char* routine, long* lock) {
   static_assert(sizeof(long) == sizeof(std::uint64_t), "the lock word is a 64-bit long");
   State& s = state(routine);
   if (lock == nullptr) die(routine, "lock is NULL");
-  require_symmetric(s, routine, lock, sizeof(long), "lock");
+  symmetric_ctx(s, routine, lock, sizeof(long), "lock", kLockPe);
   return reinterpret_cast<std::uint64_t*>(lock);
 }
 
 std::uint64_t fetch_word(const State& s, std::uint64_t* word) {
-  return device::atomic_load(s.ctx, word, kLockPe);
+  return device::atomic_load(ctx_of(s, word), word, kLockPe);
 }
 
 // After taking the lock: the previous holder's stores and RMA (completed by its clear_lock) are
@@ -42,7 +42,9 @@ void shmem_set_lock(long* lock) {
   std::uint64_t* word = ts::lock_word(routine, lock);
   ts::State& s = ts::state(routine);
   const std::uint64_t ticket = ts::guarded(routine, [&] {
-    return (tessera::device::atomic_fetch_add(s.ctx, word, ts::kTicket, ts::kLockPe) >> 32) &
+    return (tessera::device::atomic_fetch_add(ts::ctx_of(s, word), word, ts::kTicket,
+                                              ts::kLockPe) >>
+            32) &
            ts::kServingMask;
   });
   std::uint64_t seen = 0;
@@ -71,7 +73,7 @@ int shmem_test_lock(long* lock) {
     // Free only when no ticket is outstanding: the next ticket is the one being served.
     if (((seen >> 32) & ts::kServingMask) != (seen & ts::kServingMask)) return 1;
     const std::uint64_t before = tessera::device::atomic_compare_exchange(
-        s.ctx, word, seen, seen + ts::kTicket, ts::kLockPe);
+        ts::ctx_of(s, word), word, seen, seen + ts::kTicket, ts::kLockPe);
     if (before != seen) return 1;  // another PE took a ticket first
     ts::acquired();
     return 0;
@@ -90,8 +92,8 @@ void shmem_clear_lock(long* lock) {
     std::uint64_t seen = ts::fetch_word(s, word);
     for (;;) {
       const std::uint64_t next = (seen & ~ts::kServingMask) | ((seen + 1) & ts::kServingMask);
-      const std::uint64_t before =
-          tessera::device::atomic_compare_exchange(s.ctx, word, seen, next, ts::kLockPe);
+      const std::uint64_t before = tessera::device::atomic_compare_exchange(
+          ts::ctx_of(s, word), word, seen, next, ts::kLockPe);
       if (before == seen) return;
       seen = before;
     }

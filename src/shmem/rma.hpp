@@ -59,19 +59,19 @@ void transfer(const char* routine, Direction dir, void* dest, const void* source
   State& s = state(routine);
   require_pe(s, routine, pe);
   if (n == 0) return;
-  if (dir == Direction::put) {
-    require_symmetric(s, routine, dest, span_bytes<kBytes>(n, dst_stride), "destination");
-  } else {
-    require_symmetric(s, routine, source, span_bytes<kBytes>(n, src_stride), "source");
-  }
+  // The heap's Context, or the static data's when the symmetric side is a static object.
+  const device::Context& ctx =
+      dir == Direction::put
+          ? symmetric_ctx(s, routine, dest, span_bytes<kBytes>(n, dst_stride), "destination", pe)
+          : symmetric_ctx(s, routine, source, span_bytes<kBytes>(n, src_stride), "source", pe);
   const bool dense = dst_stride == 1 && src_stride == 1;
   // The fast path of small and dense transfers to a mapped peer (the message rate of issue 20):
   // with checked mode off there is no allocation to look up, so the copy is one translation and
   // a memcpy (a single-element put or get of up to 8 bytes: one atomic access, so a peer polling
   // it sees the old or the new value, as the device path's copy guarantees).
-  if (dense && !s.ctx.checked()) {
+  if (dense && !ctx.checked()) {
     const void* symmetric = dir == Direction::put ? dest : source;
-    if (char* remote = static_cast<char*>(s.ctx.ptr(const_cast<void*>(symmetric), pe));
+    if (char* remote = static_cast<char*>(ctx.ptr(const_cast<void*>(symmetric), pe));
         remote != nullptr) {
       if constexpr (kBytes <= 8) {
         if (n == 1) {
@@ -101,15 +101,15 @@ void transfer(const char* routine, Direction dir, void* dest, const void* source
     const device::Thread one;
     if (dir == Direction::put) {
       if (nbi) {
-        device::put_nbi(one, s.ctx, dst, src, pe);
+        device::put_nbi(one, ctx, dst, src, pe);
       } else {
-        device::put(one, s.ctx, dst, src, pe);
+        device::put(one, ctx, dst, src, pe);
       }
     } else {
       if (nbi) {
-        device::get_nbi(one, s.ctx, dst, src, pe);
+        device::get_nbi(one, ctx, dst, src, pe);
       } else {
-        device::get(one, s.ctx, dst, src, pe);
+        device::get(one, ctx, dst, src, pe);
       }
     }
   });

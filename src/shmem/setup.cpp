@@ -44,10 +44,18 @@ extern "C" {
 void shmem_init(void) {
   if (tessera::shmem::g_state != nullptr) return;
   auto s = std::make_unique<State>();
+  const tessera::Options options = tessera::shmem::shmem_options();
+  // Static data moves onto shared memory before the runtime starts its threads.
+  s->statics.move_onto_shared_memory();
   guarded("shmem_init", [&] {
-    s->runtime = tessera::Runtime::init(tessera::shmem::shmem_options());
+    s->runtime = tessera::Runtime::init(options);
     s->ctx = s->runtime.device_context();
     s->log = tessera::detail::Logger(s->runtime.options().log_level, s->ctx.my_pe);
+    s->statics.connect(s->runtime, s->ctx);
+    if (!s->statics.enabled()) {
+      TESSERA_LOG(s->log, info,
+                  "static and global data are not symmetric: " << s->statics.why_not());
+    }
   });
   tessera::shmem::g_state = s.release();
   guarded("shmem_init", [] { tessera::shmem::init_predefined_teams(*tessera::shmem::g_state); });
@@ -75,6 +83,7 @@ void shmem_finalize(void) {
   tessera::shmem::barrier_all(s, "shmem_finalize");
   tessera::shmem::release_predefined_teams();
   tessera::shmem::release_contexts();
+  s.statics.disconnect();
   guarded("shmem_finalize", [&] { s.runtime.finalize(); });
   delete tessera::shmem::g_state;
   tessera::shmem::g_state = nullptr;
@@ -118,13 +127,17 @@ int shmem_pe_accessible(int pe) {
 
 int shmem_addr_accessible(const void* addr, int pe) {
   const State& s = state("shmem_addr_accessible");
-  return s.ctx.in_heap(addr, 1) && shmem_pe_accessible(pe) ? 1 : 0;
+  if (s.ctx.in_heap(addr, 1)) return shmem_pe_accessible(pe);
+  // Static data: reachable where the PE's data segment is mapped (PEs of this node).
+  return s.statics.holds(addr, 1) && s.statics.context().is_mapped(pe) ? 1 : 0;
 }
 
 void* shmem_ptr(const void* dest, int pe) {
   const State& s = state("shmem_ptr");
-  if (!s.ctx.in_heap(dest, 1) || pe < 0 || pe >= s.ctx.n_pes) return nullptr;
-  return s.ctx.ptr(const_cast<void*>(dest), pe);
+  if (pe < 0 || pe >= s.ctx.n_pes) return nullptr;
+  if (s.ctx.in_heap(dest, 1)) return s.ctx.ptr(const_cast<void*>(dest), pe);
+  if (s.statics.holds(dest, 1)) return s.statics.context().ptr(const_cast<void*>(dest), pe);
+  return nullptr;
 }
 
 void shmem_info_get_version(int* major, int* minor) {

@@ -19,17 +19,25 @@ void put_signal(const char* routine, void* dest, const void* source, std::size_t
                 std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe, bool nbi) {
   State& s = state(routine);
   require_pe(s, routine, pe);
-  require_symmetric(s, routine, dest, span_bytes<kBytes>(n, 1), "destination");
-  require_symmetric(s, routine, sig_addr, sizeof(std::uint64_t), "signal");
+  const device::Context& data_ctx =
+      symmetric_ctx(s, routine, dest, span_bytes<kBytes>(n, 1), "destination", pe);
+  const device::Context& sig_ctx =
+      symmetric_ctx(s, routine, sig_addr, sizeof(std::uint64_t), "signal", pe);
   const device::SignalOp op = to_signal_op(routine, sig_op);
   auto dst = element_tile<kBytes>(dest, n, 1, true);
   auto src = element_tile<kBytes>(source, n, 1, true);
   guarded(routine, [&] {
     const device::Thread one;
-    if (nbi) {
-      device::put_signal_nbi(one, s.ctx, dst, src, sig_addr, signal, op, pe);
+    if (&data_ctx != &sig_ctx) {
+      // One in the heap, one in static data (so `pe` is mapped): the data by a blocking put,
+      // complete on return, then the signal with release, which keeps put_signal's guarantee.
+      device::put(one, data_ctx, dst, src, pe);
+      device::signal(sig_ctx, sig_addr, signal, op, pe, device::Sem::release,
+                     device::Scope::system);
+    } else if (nbi) {
+      device::put_signal_nbi(one, data_ctx, dst, src, sig_addr, signal, op, pe);
     } else {
-      device::put_signal(one, s.ctx, dst, src, sig_addr, signal, op, pe);
+      device::put_signal(one, data_ctx, dst, src, sig_addr, signal, op, pe);
     }
   });
 }
@@ -83,14 +91,14 @@ TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DEFINE_SIZED_PUT_SIGNAL)
 
 uint64_t shmem_signal_fetch(const uint64_t* sig_addr) {
   const ts::State& s = ts::state("shmem_signal_fetch");
-  ts::require_symmetric(s, "shmem_signal_fetch", sig_addr, sizeof(uint64_t), "signal");
+  ts::symmetric_ctx(s, "shmem_signal_fetch", sig_addr, sizeof(uint64_t), "signal");
   return tessera::device::signal_fetch(sig_addr);
 }
 
 uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value) {
   const char* routine = "shmem_signal_wait_until";
   const ts::State& s = ts::state(routine);
-  ts::require_symmetric(s, routine, sig_addr, sizeof(uint64_t), "signal");
+  ts::symmetric_ctx(s, routine, sig_addr, sizeof(uint64_t), "signal");
   const tessera::device::Cmp c = ts::to_cmp(routine, cmp);
   uint64_t seen = 0;
   ts::spin_until(

@@ -25,18 +25,36 @@ void die_not_initialised(const char* routine) {
 }
 
 void die_not_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
-                       const char* role) {
-  char text[512];
+                       const char* role, int pe) {
+  char text[768];
+  const StaticData& statics = s.statics;
   if (s.ctx.in_heap(p, 1)) {
     std::snprintf(text, sizeof(text),
                   "%s %p + %zu bytes runs past the end of the symmetric heap (heap offset %zu of "
                   "%zu bytes)",
                   role, p, bytes, s.ctx.heap_offset(p), s.ctx.heap_size);
+  } else if (statics.holds(p, 1) && !statics.holds(p, bytes == 0 ? 1 : bytes)) {
+    std::snprintf(text, sizeof(text),
+                  "%s %p + %zu bytes runs past the end of the executable's static data (offset "
+                  "%zu of %zu bytes)",
+                  role, p, bytes, statics.offset(p), statics.context().heap_size);
+  } else if (statics.holds(p, 1)) {
+    std::snprintf(text, sizeof(text),
+                  "%s %p is static data, which Tessera reaches by load/store only, and PE %d's "
+                  "static data is not mapped here (it is on another node, or TESSERA_P2P=0): "
+                  "allocate objects that other nodes access with shmem_malloc",
+                  role, p, pe);
+  } else if (!statics.enabled()) {
+    std::snprintf(text, sizeof(text),
+                  "%s %p is not a symmetric address: it is not in the symmetric heap "
+                  "(shmem_malloc, shmem_calloc, shmem_align), and static and global data are "
+                  "not symmetric in this job: %s",
+                  role, p, statics.why_not().c_str());
   } else {
     std::snprintf(text, sizeof(text),
-                  "%s %p is not a symmetric address: Tessera's symmetric objects are heap "
-                  "objects only (shmem_malloc, shmem_calloc, shmem_align); static, global, stack "
-                  "and malloc'd data are not symmetric",
+                  "%s %p is not a symmetric address: symmetric objects are heap objects "
+                  "(shmem_malloc, shmem_calloc, shmem_align) and the executable's static and "
+                  "global data; stack, malloc'd and shared libraries' data are not symmetric",
                   role, p);
   }
   die(routine, text);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/log.hpp"
+#include "shmem/static_data.hpp"
 #include "tessera/device/device.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/shmem.h"
@@ -46,6 +47,9 @@ struct State {
   // for. Never reset, so nothing needs clearing between syncs.
   std::uint64_t* sync_counters = nullptr;
   std::vector<std::uint64_t> sync_consumed;
+  // The executable's static and global data as symmetric memory (static_data.hpp): remapped
+  // before the runtime starts, connected to the node's PEs after.
+  StaticData statics;
   // shmem_collect's symmetric word: a member stores its nelems here before the opening sync and
   // the others read it before the closing one (symmetric, allocated by shmem_init).
   std::uint64_t* collect_count = nullptr;
@@ -68,15 +72,30 @@ inline State& state(const char* routine) {
   return *s;
 }
 
-// Ends the job unless [p, p + bytes) lies in this PE's symmetric heap; `role` names the argument
-// ("destination", "source", "signal"). Names static data, which is the usual mistake.
+// Ends the job: [p, p + bytes) is neither in this PE's symmetric heap nor in its static data, or
+// is static data and `pe` (>= 0) is a PE whose static data is not mapped here. `role` names the
+// argument ("destination", "source", "signal").
 [[noreturn]] void die_not_symmetric(const State& s, const char* routine, const void* p,
-                                    std::size_t bytes, const char* role);
-inline void require_symmetric(const State& s, const char* routine, const void* p, std::size_t bytes,
-                              const char* role) {
-  if (s.ctx.in_heap(p, bytes == 0 ? 1 : bytes)) [[likely]]
-    return;
-  die_not_symmetric(s, routine, p, bytes, role);
+                                    std::size_t bytes, const char* role, int pe);
+
+// The Context that addresses the symmetric object [p, p + bytes): the heap's, or the static
+// data's (static_data.hpp), whose "heap" is the executable's data segment. `pe` is the PE the
+// call reaches (-1 for none: a wait on a local variable). Ends the job (die_not_symmetric) when
+// neither holds the range, or when it is static data that `pe` cannot reach by load/store.
+inline const device::Context& symmetric_ctx(const State& s, const char* routine, const void* p,
+                                            std::size_t bytes, const char* role, int pe = -1) {
+  const std::size_t n = bytes == 0 ? 1 : bytes;
+  if (s.ctx.in_heap(p, n)) [[likely]]
+    return s.ctx;
+  if (s.statics.holds(p, n) && (pe < 0 || s.statics.context().is_mapped(pe)))
+    return s.statics.context();
+  die_not_symmetric(s, routine, p, bytes, role, pe);
+}
+
+// The Context of a local address already checked by symmetric_ctx (or of a local buffer: the
+// heap's): the static data's when it holds p, else the heap's.
+inline const device::Context& ctx_of(const State& s, const void* p) {
+  return s.statics.holds(p, 1) ? s.statics.context() : s.ctx;
 }
 
 // "0x..." for diagnostics.

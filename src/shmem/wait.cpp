@@ -57,14 +57,14 @@ template <class T>
 WaitSet<T> make_set(const char* routine, T* ivars, std::size_t n, const int* status, int cmp,
                     T value, const T* values) {
   const State& s = state(routine);
-  if (n > 0) require_symmetric(s, routine, ivars, n * sizeof(T), "ivars");
+  if (n > 0) symmetric_ctx(s, routine, ivars, n * sizeof(T), "ivars");
   return WaitSet<T>{routine, ivars, n, status, to_cmp(routine, cmp), value, values};
 }
 
 template <class T>
 void wait_until(const char* routine, T* ivar, int cmp, T value) {
   const State& s = state(routine);
-  require_symmetric(s, routine, ivar, sizeof(T), "ivar");
+  symmetric_ctx(s, routine, ivar, sizeof(T), "ivar");
   const device::Cmp c = to_cmp(routine, cmp);
   spin_until(
       s, routine, [&] { return holds(c, load_acquire(ivar), value); },
@@ -77,7 +77,7 @@ void wait_until(const char* routine, T* ivar, int cmp, T value) {
 template <class T>
 int test(const char* routine, T* ivar, int cmp, T value) {
   const State& s = state(routine);
-  require_symmetric(s, routine, ivar, sizeof(T), "ivar");
+  symmetric_ctx(s, routine, ivar, sizeof(T), "ivar");
   return holds(to_cmp(routine, cmp), load_acquire(ivar), value) ? 1 : 0;
 }
 

@@ -50,8 +50,9 @@ void spin_until(const State& s, const char* routine, Ready ready, Describe descr
   });
 }
 
-// "heap offset N" of a local symmetric address, for diagnostics.
+// "heap offset N" (or "static data offset N") of a local symmetric address, for diagnostics.
 inline std::string where(const State& s, const void* p) {
+  if (s.statics.holds(p, 1)) return "static data offset " + std::to_string(s.statics.offset(p));
   return "heap offset " + std::to_string(s.ctx.heap_offset(p));
 }
 

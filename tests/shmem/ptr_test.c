@@ -1,6 +1,7 @@
 /* shmem_addr_accessible and shmem_ptr: heap objects are accessible on every PE and can be
- * loaded and stored directly through shmem_ptr on peers of SHMEM_TEAM_SHARED; static, global, stack
- * and malloc'd data are not symmetric in Tessera and give 0 / NULL. */
+ * loaded and stored directly through shmem_ptr on peers of SHMEM_TEAM_SHARED; static and global
+ * data are accessible (and have a shmem_ptr) on exactly those peers, which map them; stack and
+ * malloc'd data are not symmetric and give 0 / NULL. */
 #include <stdlib.h>
 
 #include "shmem_check.h"
@@ -17,15 +18,21 @@ int main(void) {
   int* private_block = (int*)malloc(sizeof(int));
 
   for (int pe = 0; pe < n; ++pe) {
+    const int shared = shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED) >= 0;
     check(shmem_addr_accessible(heap, pe) == 1, "heap object not accessible on PE %d", pe);
     check(shmem_addr_accessible(&heap[3], pe) == 1, "heap[3] not accessible on PE %d", pe);
-    check(shmem_addr_accessible(&static_counter, pe) == 0, "static data accessible on PE %d", pe);
-    check(shmem_addr_accessible(&global_value, pe) == 0, "global data accessible on PE %d", pe);
+    check(shmem_addr_accessible(&static_counter, pe) == shared,
+          "static data accessible on PE %d: %d, but the PE is %s", pe,
+          shmem_addr_accessible(&static_counter, pe), shared ? "mapped" : "on another node");
+    check(shmem_addr_accessible(&global_value, pe) == shared, "global data on PE %d", pe);
     check(shmem_addr_accessible(&on_stack, pe) == 0, "stack data accessible on PE %d", pe);
     check(shmem_addr_accessible(private_block, pe) == 0, "malloc'd data accessible on PE %d", pe);
-    check(shmem_ptr(&static_counter, pe) == NULL, "shmem_ptr of static data is not NULL");
+    check((shmem_ptr(&static_counter, pe) != NULL) == shared, "shmem_ptr of static data on PE %d",
+          pe);
     check(shmem_ptr(private_block, pe) == NULL, "shmem_ptr of malloc'd data is not NULL");
   }
+  check(shmem_ptr(&global_value, me) == (void*)&global_value,
+        "shmem_ptr of a global on this PE is not its address");
   check(shmem_addr_accessible(heap, n) == 0, "accessible on PE n_pes");
   check(shmem_addr_accessible(heap, -1) == 0, "accessible on PE -1");
   check(shmem_ptr(heap, n) == NULL, "shmem_ptr on PE n_pes is not NULL");
