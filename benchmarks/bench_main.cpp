@@ -11,7 +11,9 @@
 #include "options.hpp"
 #include "registry.hpp"
 #include "report.hpp"
+#include "shmem/state.hpp"
 #include "tessera/runtime.hpp"
+#include "tessera/shmem.h"
 #include "tessera/stream.hpp"
 
 namespace {
@@ -60,7 +62,15 @@ int main(int argc, char** argv) {
   }
 
   try {
-    tessera::Runtime rt = tessera::Runtime::init(tessera::Options::from_env());
+    // A benchmark of the OpenSHMEM C API runs on the runtime shmem_init makes (the C API's
+    // default runtime); the others on their own.
+    std::optional<tessera::Runtime> own;
+    if (bench->shmem) {
+      shmem_init();
+    } else {
+      own.emplace(tessera::Runtime::init(tessera::Options::from_env()));
+    }
+    tessera::Runtime& rt = bench->shmem ? tessera::shmem::g_state->runtime : *own;
     if (rt.n_pes() < 2) {
       std::fprintf(stderr,
                    "tessera-bench %s: needs at least 2 PEs (it measures PE 0 -> PE 1), got %d; "
@@ -82,7 +92,11 @@ int main(int argc, char** argv) {
     if (rt.pe() == 0) report.emplace(options.json);
     tessera::bench::BenchEnv env{rt, rt.stream(), idle, options, report ? &*report : nullptr};
     bench->run(env);
-    rt.barrier();
+    if (bench->shmem) {
+      shmem_finalize();  // its barrier, then the runtime's finalize
+    } else {
+      rt.barrier();
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera-bench %s: %s\n", bench->name, e.what());
     return 1;

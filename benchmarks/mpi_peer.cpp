@@ -82,7 +82,13 @@ std::string unavailable_reason(int pe, int n_pes) {
   return {};
 }
 
-PeerTimes put(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {
+namespace {
+
+// put() and put_rate(): PE 0 puts into PE 1's part (`window` slots of `bytes`) of an MPI
+// shared-memory window on the node communicator, `window` MPI_Puts then one MPI_Win_flush per
+// sample, under one MPI_Win_lock_all.
+PeerTimes shared_window_puts(int pe, int n_pes, std::size_t bytes, int window, int warmup,
+                             int iters) {
   PeerTimes result;
   result.unavailable = unavailable_reason(pe, n_pes);
   if (!result.unavailable.empty()) return result;
@@ -101,12 +107,13 @@ PeerTimes put(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {
     return result;
   }
 
+  const std::size_t window_bytes = bytes * static_cast<std::size_t>(window);
   void* base = nullptr;
   MPI_Win win = MPI_WIN_NULL;
-  const auto local_bytes = static_cast<MPI_Aint>(pe == 1 ? bytes : 0);
+  const auto local_bytes = static_cast<MPI_Aint>(pe == 1 ? window_bytes : 0);
   check(MPI_Win_allocate_shared(local_bytes, 1, MPI_INFO_NULL, node.comm, &base, &win), pe,
         "MPI_Win_allocate_shared");
-  if (pe == 1) std::memset(base, 0, bytes);  // fault the pages in before anything is timed
+  if (pe == 1) std::memset(base, 0, window_bytes);  // fault the pages in before anything is timed
   check(MPI_Barrier(MPI_COMM_WORLD), pe, "MPI_Barrier");
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), pe, "MPI_Win_lock_all");
   if (pe == 0) {
@@ -114,7 +121,11 @@ PeerTimes put(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {
     const int count = static_cast<int>(bytes);
     for (int i = 0; i < warmup + iters; ++i) {
       const double t0 = now_us();
-      check(MPI_Put(src.data(), count, MPI_BYTE, 1, 0, count, MPI_BYTE, win), pe, "MPI_Put");
+      for (int w = 0; w < window; ++w) {
+        check(MPI_Put(src.data(), count, MPI_BYTE, 1, static_cast<MPI_Aint>(w) * count, count,
+                      MPI_BYTE, win),
+              pe, "MPI_Put");
+      }
       check(MPI_Win_flush(1, win), pe, "MPI_Win_flush");
       const double t1 = now_us();
       if (i >= warmup) result.us.push_back(t1 - t0);
@@ -124,6 +135,16 @@ PeerTimes put(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {
   check(MPI_Win_unlock_all(win), pe, "MPI_Win_unlock_all");
   check(MPI_Win_free(&win), pe, "MPI_Win_free");
   return result;
+}
+
+}  // namespace
+
+PeerTimes put(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {
+  return shared_window_puts(pe, n_pes, bytes, 1, warmup, iters);
+}
+
+PeerTimes put_rate(int pe, int n_pes, std::size_t bytes, int window, int warmup, int iters) {
+  return shared_window_puts(pe, n_pes, bytes, window, warmup, iters);
 }
 
 PeerTimes pingpong(int pe, int n_pes, std::size_t bytes, int warmup, int iters) {

@@ -26,6 +26,11 @@ std::string unavailable_reason(int pe, int n_pes);
 // then MPI_Put + MPI_Win_flush per iteration). `warmup` untimed iterations first.
 PeerTimes put(int pe, int n_pes, std::size_t bytes, int warmup, int iters);
 
+// Message rate (tessera-bench shmem_put_rate): on the window of put(), `window` MPI_Puts of
+// `bytes` from PE 0 into successive slots of PE 1's part, then one MPI_Win_flush; each sample is
+// one such window (divide by `window` for the time per put).
+PeerTimes put_rate(int pe, int n_pes, std::size_t bytes, int window, int warmup, int iters);
+
 // MPI_Send/MPI_Recv ping-pong of `bytes` between PE 0 and PE 1; each sample is one round trip
 // divided by two (one-way latency).
 PeerTimes pingpong(int pe, int n_pes, std::size_t bytes, int warmup, int iters);

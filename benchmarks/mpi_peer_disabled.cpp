@@ -10,6 +10,8 @@ std::string unavailable_reason(int, int) { return kReason; }
 
 PeerTimes put(int, int, std::size_t, int, int) { return {{}, kReason}; }
 
+PeerTimes put_rate(int, int, std::size_t, int, int, int) { return {{}, kReason}; }
+
 PeerTimes pingpong(int, int, std::size_t, int, int) { return {{}, kReason}; }
 
 PeerTimes allgather(int, int, std::size_t, int, int) { return {{}, kReason}; }

@@ -15,6 +15,7 @@ void run_taxonomy(BenchEnv& env);    // bench_taxonomy.cpp
 void run_reduce_scatter(BenchEnv& env);
 void run_all_to_all(BenchEnv& env);
 void run_broadcast(BenchEnv& env);
+void run_shmem_put_rate(BenchEnv& env);  // bench_shmem_put_rate.cpp (issue 20)
 
 const std::vector<Benchmark>& benchmarks() {
   static const std::vector<Benchmark> all = {
@@ -61,6 +62,10 @@ const std::vector<Benchmark>& benchmarks() {
        "memcpy of the "
        "message, MPI_Bcast",
        run_broadcast},
+      {"shmem_put_rate",
+       "OpenSHMEM message rate: windows of shmem_putmem/shmem_long_put of 8 ... 512 B to PE 1, "
+       "then quiet; vs memcpy into PE 1's mapping, MPI_Put + MPI_Win_flush",
+       run_shmem_put_rate, /*gpu=*/false, /*shmem=*/true},
   };
   return all;
 }

@@ -30,6 +30,9 @@ struct Benchmark {
   // Runs on a GPU backend too. The others pass host buffers to kernels and ops, so on the cuda
   // backend tessera-bench refuses them with a message instead of faulting.
   bool gpu = false;
+  // Runs over the OpenSHMEM default runtime: tessera-bench calls shmem_init (instead of
+  // Runtime::init) and shmem_finalize, and BenchEnv::rt is the runtime behind the C API.
+  bool shmem = false;
 };
 
 // Every subcommand, in --help order.

@@ -262,6 +262,18 @@ void shmem_free(void* ptr);
 #define SHMEM_MALLOC_ATOMICS_REMOTE 1L
 #define SHMEM_MALLOC_SIGNAL_REMOTE 2L
 
+/* ---- the two forms of the typed routines ------------------------------------------------ */
+
+/* Every typed RMA, AMO and put-with-signal routine comes in two forms, declared from one list of
+ * its family's routines, TESSERA_SHMEM_<FAMILY>_ROUTINES(F, ...): F(NAME) is a routine's name
+ * and F##_ARGS(...) its parameter list, for F = TESSERA_SHMEM_FORM_PLAIN (shmem_NAME(args)) and
+ * F = TESSERA_SHMEM_FORM_CTX (shmem_ctx_NAME(shmem_ctx_t ctx, args), section "communication
+ * contexts"). */
+#define TESSERA_SHMEM_FORM_PLAIN(NAME) shmem_##NAME
+#define TESSERA_SHMEM_FORM_PLAIN_ARGS(...) (__VA_ARGS__)
+#define TESSERA_SHMEM_FORM_CTX(NAME) shmem_ctx_##NAME
+#define TESSERA_SHMEM_FORM_CTX_ARGS(...) (shmem_ctx_t ctx, __VA_ARGS__)
+
 /* ---- RMA --------------------------------------------------------------------------------- */
 
 /* Blocking: on return `source` may be reused (put) / `dest` holds the data (get). Delivery of a
@@ -281,30 +293,33 @@ void shmem_getmem_nbi(void* dest, const void* source, size_t nelems, int pe);
  *   shmem_TYPENAME_g: one element from `pe`.
  * And for every SIZE of TESSERA_SHMEM_RMA_SIZES: shmem_putSIZE, _getSIZE, _putSIZE_nbi,
  * _getSIZE_nbi, _iputSIZE, _igetSIZE on elements of SIZE bits. */
-#define TESSERA_SHMEM_DECLARE_RMA(NAME, TYPE)                                            \
-  void shmem_##NAME##_put(TYPE* dest, const TYPE* source, size_t nelems, int pe);        \
-  void shmem_##NAME##_get(TYPE* dest, const TYPE* source, size_t nelems, int pe);        \
-  void shmem_##NAME##_put_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe);    \
-  void shmem_##NAME##_get_nbi(TYPE* dest, const TYPE* source, size_t nelems, int pe);    \
-  void shmem_##NAME##_iput(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, \
-                           size_t nelems, int pe);                                       \
-  void shmem_##NAME##_iget(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, \
-                           size_t nelems, int pe);                                       \
-  void shmem_##NAME##_p(TYPE* dest, TYPE value, int pe);                                 \
-  TYPE shmem_##NAME##_g(const TYPE* source, int pe);
+#define TESSERA_SHMEM_RMA_ROUTINES(F, NAME, TYPE)                                            \
+  void F(NAME##_put) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems, int pe);        \
+  void F(NAME##_get) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems, int pe);        \
+  void F(NAME##_put_nbi) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems, int pe);    \
+  void F(NAME##_get_nbi) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems, int pe);    \
+  void F(NAME##_iput) F##_ARGS(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, \
+                               size_t nelems, int pe);                                       \
+  void F(NAME##_iget) F##_ARGS(TYPE* dest, const TYPE* source, ptrdiff_t dst, ptrdiff_t sst, \
+                               size_t nelems, int pe);                                       \
+  void F(NAME##_p) F##_ARGS(TYPE* dest, TYPE value, int pe);                                 \
+  TYPE F(NAME##_g) F##_ARGS(const TYPE* source, int pe);
+#define TESSERA_SHMEM_SIZED_RMA_ROUTINES(F, BITS)                                           \
+  void F(put##BITS) F##_ARGS(void* dest, const void* source, size_t nelems, int pe);        \
+  void F(get##BITS) F##_ARGS(void* dest, const void* source, size_t nelems, int pe);        \
+  void F(put##BITS##_nbi) F##_ARGS(void* dest, const void* source, size_t nelems, int pe);  \
+  void F(get##BITS##_nbi) F##_ARGS(void* dest, const void* source, size_t nelems, int pe);  \
+  void F(iput##BITS) F##_ARGS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
+                              size_t nelems, int pe);                                       \
+  void F(iget##BITS) F##_ARGS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
+                              size_t nelems, int pe);
+#define TESSERA_SHMEM_DECLARE_RMA(NAME, TYPE) \
+  TESSERA_SHMEM_RMA_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
+#define TESSERA_SHMEM_DECLARE_SIZED_RMA(BITS, BYTES) \
+  TESSERA_SHMEM_SIZED_RMA_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, BITS)
 TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_RMA)
-#undef TESSERA_SHMEM_DECLARE_RMA
-
-#define TESSERA_SHMEM_DECLARE_SIZED_RMA(BITS, BYTES)                                  \
-  void shmem_put##BITS(void* dest, const void* source, size_t nelems, int pe);        \
-  void shmem_get##BITS(void* dest, const void* source, size_t nelems, int pe);        \
-  void shmem_put##BITS##_nbi(void* dest, const void* source, size_t nelems, int pe);  \
-  void shmem_get##BITS##_nbi(void* dest, const void* source, size_t nelems, int pe);  \
-  void shmem_iput##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
-                        size_t nelems, int pe);                                       \
-  void shmem_iget##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
-                        size_t nelems, int pe);
 TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_SIZED_RMA)
+#undef TESSERA_SHMEM_DECLARE_RMA
 #undef TESSERA_SHMEM_DECLARE_SIZED_RMA
 
 /* ---- signals ------------------------------------------------------------------------------ */
@@ -319,19 +334,24 @@ void shmem_putmem_signal_nbi(void* dest, const void* source, size_t nelems, uint
                              uint64_t signal, int sig_op, int pe);
 /* Typed and sized forms: shmem_TYPENAME_put_signal(_nbi) for TESSERA_SHMEM_RMA_TYPES and
  * shmem_putSIZE_signal(_nbi) for TESSERA_SHMEM_RMA_SIZES, nelems counting elements. */
-#define TESSERA_SHMEM_DECLARE_PUT_SIGNAL(NAME, TYPE)                                       \
-  void shmem_##NAME##_put_signal(TYPE* dest, const TYPE* source, size_t nelems,            \
-                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe); \
-  void shmem_##NAME##_put_signal_nbi(TYPE* dest, const TYPE* source, size_t nelems,        \
-                                     uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
+#define TESSERA_SHMEM_PUT_SIGNAL_ROUTINES(F, NAME, TYPE)                                       \
+  void F(NAME##_put_signal) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems,            \
+                                     uint64_t* sig_addr, uint64_t signal, int sig_op, int pe); \
+  void F(NAME##_put_signal_nbi) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems,        \
+                                         uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
+#define TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES(F, BITS)                                           \
+  void F(put##BITS##_signal) F##_ARGS(void* dest, const void* source, size_t nelems,               \
+                                      uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);    \
+  void F(put##BITS##_signal_nbi)                                                                   \
+      F##_ARGS(void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, \
+               int sig_op, int pe);
+#define TESSERA_SHMEM_DECLARE_PUT_SIGNAL(NAME, TYPE) \
+  TESSERA_SHMEM_PUT_SIGNAL_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
+#define TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL(BITS, BYTES) \
+  TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, BITS)
 TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_PUT_SIGNAL)
-#undef TESSERA_SHMEM_DECLARE_PUT_SIGNAL
-#define TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL(BITS, BYTES)                                        \
-  void shmem_put##BITS##_signal(void* dest, const void* source, size_t nelems, uint64_t* sig_addr, \
-                                uint64_t signal, int sig_op, int pe);                              \
-  void shmem_put##BITS##_signal_nbi(void* dest, const void* source, size_t nelems,                 \
-                                    uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
 TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL)
+#undef TESSERA_SHMEM_DECLARE_PUT_SIGNAL
 #undef TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL
 
 /* The current value of this PE's signal word, read atomically with acquire. */
@@ -365,33 +385,39 @@ void shmem_sync_all(void);
  * for float and double: _fetch, _set, _swap (+ _fetch_nbi, _swap_nbi);
  * for TESSERA_SHMEM_BITWISE_AMO_TYPES: _fetch_and, _and, _fetch_or, _or, _fetch_xor, _xor
  *   (+ _fetch_and_nbi, _fetch_or_nbi, _fetch_xor_nbi). */
-#define TESSERA_SHMEM_DECLARE_EXTENDED_AMO(NAME, TYPE)                           \
-  TYPE shmem_##NAME##_atomic_fetch(const TYPE* source, int pe);                  \
-  void shmem_##NAME##_atomic_set(TYPE* dest, TYPE value, int pe);                \
-  TYPE shmem_##NAME##_atomic_swap(TYPE* dest, TYPE value, int pe);               \
-  void shmem_##NAME##_atomic_fetch_nbi(TYPE* fetch, const TYPE* source, int pe); \
-  void shmem_##NAME##_atomic_swap_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);
-#define TESSERA_SHMEM_DECLARE_STANDARD_AMO(NAME, TYPE)                                        \
-  TESSERA_SHMEM_DECLARE_EXTENDED_AMO(NAME, TYPE)                                              \
-  TYPE shmem_##NAME##_atomic_compare_swap(TYPE* dest, TYPE cond, TYPE value, int pe);         \
-  TYPE shmem_##NAME##_atomic_fetch_inc(TYPE* dest, int pe);                                   \
-  void shmem_##NAME##_atomic_inc(TYPE* dest, int pe);                                         \
-  TYPE shmem_##NAME##_atomic_fetch_add(TYPE* dest, TYPE value, int pe);                       \
-  void shmem_##NAME##_atomic_add(TYPE* dest, TYPE value, int pe);                             \
-  void shmem_##NAME##_atomic_compare_swap_nbi(TYPE* fetch, TYPE* dest, TYPE cond, TYPE value, \
-                                              int pe);                                        \
-  void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE* fetch, TYPE* dest, int pe);                  \
-  void shmem_##NAME##_atomic_fetch_add_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);
-#define TESSERA_SHMEM_DECLARE_BITWISE_AMO(NAME, TYPE)                                    \
-  TYPE shmem_##NAME##_atomic_fetch_and(TYPE* dest, TYPE value, int pe);                  \
-  void shmem_##NAME##_atomic_and(TYPE* dest, TYPE value, int pe);                        \
-  TYPE shmem_##NAME##_atomic_fetch_or(TYPE* dest, TYPE value, int pe);                   \
-  void shmem_##NAME##_atomic_or(TYPE* dest, TYPE value, int pe);                         \
-  TYPE shmem_##NAME##_atomic_fetch_xor(TYPE* dest, TYPE value, int pe);                  \
-  void shmem_##NAME##_atomic_xor(TYPE* dest, TYPE value, int pe);                        \
-  void shmem_##NAME##_atomic_fetch_and_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe); \
-  void shmem_##NAME##_atomic_fetch_or_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);  \
-  void shmem_##NAME##_atomic_fetch_xor_nbi(TYPE* fetch, TYPE* dest, TYPE value, int pe);
+#define TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(F, NAME, TYPE)                           \
+  TYPE F(NAME##_atomic_fetch) F##_ARGS(const TYPE* source, int pe);                  \
+  void F(NAME##_atomic_set) F##_ARGS(TYPE* dest, TYPE value, int pe);                \
+  TYPE F(NAME##_atomic_swap) F##_ARGS(TYPE* dest, TYPE value, int pe);               \
+  void F(NAME##_atomic_fetch_nbi) F##_ARGS(TYPE* fetch, const TYPE* source, int pe); \
+  void F(NAME##_atomic_swap_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe);
+#define TESSERA_SHMEM_STANDARD_AMO_ROUTINES(F, NAME, TYPE)                                \
+  TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(F, NAME, TYPE)                                      \
+  TYPE F(NAME##_atomic_compare_swap) F##_ARGS(TYPE* dest, TYPE cond, TYPE value, int pe); \
+  TYPE F(NAME##_atomic_fetch_inc) F##_ARGS(TYPE* dest, int pe);                           \
+  void F(NAME##_atomic_inc) F##_ARGS(TYPE* dest, int pe);                                 \
+  TYPE F(NAME##_atomic_fetch_add) F##_ARGS(TYPE* dest, TYPE value, int pe);               \
+  void F(NAME##_atomic_add) F##_ARGS(TYPE* dest, TYPE value, int pe);                     \
+  void F(NAME##_atomic_compare_swap_nbi)                                                  \
+      F##_ARGS(TYPE* fetch, TYPE* dest, TYPE cond, TYPE value, int pe);                   \
+  void F(NAME##_atomic_fetch_inc_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, int pe);          \
+  void F(NAME##_atomic_fetch_add_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe);
+#define TESSERA_SHMEM_BITWISE_AMO_ROUTINES(F, NAME, TYPE)                                    \
+  TYPE F(NAME##_atomic_fetch_and) F##_ARGS(TYPE* dest, TYPE value, int pe);                  \
+  void F(NAME##_atomic_and) F##_ARGS(TYPE* dest, TYPE value, int pe);                        \
+  TYPE F(NAME##_atomic_fetch_or) F##_ARGS(TYPE* dest, TYPE value, int pe);                   \
+  void F(NAME##_atomic_or) F##_ARGS(TYPE* dest, TYPE value, int pe);                         \
+  TYPE F(NAME##_atomic_fetch_xor) F##_ARGS(TYPE* dest, TYPE value, int pe);                  \
+  void F(NAME##_atomic_xor) F##_ARGS(TYPE* dest, TYPE value, int pe);                        \
+  void F(NAME##_atomic_fetch_and_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe); \
+  void F(NAME##_atomic_fetch_or_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe);  \
+  void F(NAME##_atomic_fetch_xor_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe);
+#define TESSERA_SHMEM_DECLARE_STANDARD_AMO(NAME, TYPE) \
+  TESSERA_SHMEM_STANDARD_AMO_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
+#define TESSERA_SHMEM_DECLARE_EXTENDED_AMO(NAME, TYPE) \
+  TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
+#define TESSERA_SHMEM_DECLARE_BITWISE_AMO(NAME, TYPE) \
+  TESSERA_SHMEM_BITWISE_AMO_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
 TESSERA_SHMEM_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_STANDARD_AMO)
 TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_EXTENDED_AMO)
 TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DECLARE_BITWISE_AMO)
@@ -600,89 +626,28 @@ void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void* dest, const void* source, si
                              uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
                                  uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
-#define TESSERA_SHMEM_DECLARE_CTX_RMA(NAME, TYPE)                                                 \
-  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
-                              int pe);                                                            \
-  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
-                              int pe);                                                            \
-  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
-                                  int pe);                                                        \
-  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
-                                  int pe);                                                        \
-  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
-                               ptrdiff_t sst, size_t nelems, int pe);                             \
-  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
-                               ptrdiff_t sst, size_t nelems, int pe);                             \
-  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);                     \
-  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe);                         \
-  void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,             \
-                                     size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
-                                     int sig_op, int pe);                                         \
-  void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,         \
-                                         size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-                                         int sig_op, int pe);
+/* The same routine lists as the plain forms above, in the TESSERA_SHMEM_FORM_CTX form. */
+#define TESSERA_SHMEM_DECLARE_CTX_RMA(NAME, TYPE)                \
+  TESSERA_SHMEM_RMA_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE) \
+  TESSERA_SHMEM_PUT_SIGNAL_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE)
+#define TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA(BITS, BYTES)         \
+  TESSERA_SHMEM_SIZED_RMA_ROUTINES(TESSERA_SHMEM_FORM_CTX, BITS) \
+  TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES(TESSERA_SHMEM_FORM_CTX, BITS)
+#define TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO(NAME, TYPE) \
+  TESSERA_SHMEM_STANDARD_AMO_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE)
+#define TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO(NAME, TYPE) \
+  TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE)
+#define TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO(NAME, TYPE) \
+  TESSERA_SHMEM_BITWISE_AMO_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE)
 TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_CTX_RMA)
-#undef TESSERA_SHMEM_DECLARE_CTX_RMA
-#define TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA(BITS, BYTES)                                         \
-  void shmem_ctx_put##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
-                           int pe);                                                              \
-  void shmem_ctx_get##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
-                           int pe);                                                              \
-  void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
-                                 int pe);                                                        \
-  void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
-                                 int pe);                                                        \
-  void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
-                            ptrdiff_t sst, size_t nelems, int pe);                               \
-  void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
-                            ptrdiff_t sst, size_t nelems, int pe);                               \
-  void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void* dest, const void* source,             \
-                                    size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
-                                    int sig_op, int pe);                                         \
-  void shmem_ctx_put##BITS##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source,         \
-                                        size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-                                        int sig_op, int pe);
 TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA)
-#undef TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA
-#define TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO(NAME, TYPE)                                      \
-  TYPE shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const TYPE* source, int pe);            \
-  void shmem_ctx_##NAME##_atomic_set(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);          \
-  TYPE shmem_ctx_##NAME##_atomic_swap(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);         \
-  void shmem_ctx_##NAME##_atomic_fetch_nbi(shmem_ctx_t ctx, TYPE* fetch, const TYPE* source,    \
-                                           int pe);                                             \
-  void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, TYPE value, \
-                                          int pe);
-#define TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO(NAME, TYPE)                                        \
-  TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO(NAME, TYPE)                                              \
-  TYPE shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, TYPE* dest, TYPE cond, TYPE value, \
-                                              int pe);                                            \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, TYPE* dest, int pe);                  \
-  void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, TYPE* dest, int pe);                        \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);      \
-  void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);            \
-  void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,       \
-                                                  TYPE cond, TYPE value, int pe);                 \
-  void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, int pe); \
-  void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,          \
-                                               TYPE value, int pe);
-#define TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO(NAME, TYPE)                                    \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_and(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe); \
-  void shmem_ctx_##NAME##_atomic_and(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);       \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_or(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);  \
-  void shmem_ctx_##NAME##_atomic_or(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);        \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_xor(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe); \
-  void shmem_ctx_##NAME##_atomic_xor(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe);       \
-  void shmem_ctx_##NAME##_atomic_fetch_and_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,     \
-                                               TYPE value, int pe);                          \
-  void shmem_ctx_##NAME##_atomic_fetch_or_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,      \
-                                              TYPE value, int pe);                           \
-  void shmem_ctx_##NAME##_atomic_fetch_xor_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,     \
-                                               TYPE value, int pe);
 TESSERA_SHMEM_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO)
 TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO)
 TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO)
-#undef TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO
+#undef TESSERA_SHMEM_DECLARE_CTX_RMA
+#undef TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA
 #undef TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO
+#undef TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO
 #undef TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO
 
 /* ---- distributed locks ----------------------------------------------------------------------- */
@@ -848,55 +813,60 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
 
 /* In C11 and later, the specification's generic names pick the typed routine from the type the
  * first pointer argument points to (its base type: int32_t selects the int routine where int32_t
- * is int): shmem_put(dest, source, nelems, pe) is shmem_int_put for an int* dest. Each
- * TESSERA_SHMEM_*_GENERIC(OP, X) selects shmem_TYPENAME_OP by the type of expression X. */
+ * is int): shmem_put(dest, source, nelems, pe) is shmem_int_put for an int* dest. The RMA, AMO
+ * and put-with-signal names also take a context first, as the typed routines do:
+ * shmem_put(ctx, dest, source, nelems, pe) is shmem_ctx_int_put for a shmem_ctx_t ctx and an int*
+ * dest (1.5 has no context forms of the wait and test routines). Each
+ * TESSERA_SHMEM_*_GENERIC_IN(PREFIX, OP, X) selects PREFIX##TYPENAME_##OP by the type of
+ * expression X (PREFIX shmem_ or shmem_ctx_), and TESSERA_SHMEM_*_GENERIC(OP, X) is the one of
+ * prefix shmem_. */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 
 /* clang-format off */
-#define TESSERA_SHMEM_RMA_GENERIC(OP, X)      \
-  _Generic((X),                               \
-    float: shmem_float_##OP,                  \
-    double: shmem_double_##OP,                \
-    long double: shmem_longdouble_##OP,       \
-    char: shmem_char_##OP,                    \
-    signed char: shmem_schar_##OP,            \
-    short: shmem_short_##OP,                  \
-    int: shmem_int_##OP,                      \
-    long: shmem_long_##OP,                    \
-    long long: shmem_longlong_##OP,           \
-    unsigned char: shmem_uchar_##OP,          \
-    unsigned short: shmem_ushort_##OP,        \
-    unsigned int: shmem_uint_##OP,            \
-    unsigned long: shmem_ulong_##OP,          \
-    unsigned long long: shmem_ulonglong_##OP)
+#define TESSERA_SHMEM_RMA_GENERIC_IN(PREFIX, OP, X) \
+  _Generic((X),                                     \
+    float: PREFIX##float_##OP,                      \
+    double: PREFIX##double_##OP,                    \
+    long double: PREFIX##longdouble_##OP,           \
+    char: PREFIX##char_##OP,                        \
+    signed char: PREFIX##schar_##OP,                \
+    short: PREFIX##short_##OP,                      \
+    int: PREFIX##int_##OP,                          \
+    long: PREFIX##long_##OP,                        \
+    long long: PREFIX##longlong_##OP,               \
+    unsigned char: PREFIX##uchar_##OP,              \
+    unsigned short: PREFIX##ushort_##OP,            \
+    unsigned int: PREFIX##uint_##OP,                \
+    unsigned long: PREFIX##ulong_##OP,              \
+    unsigned long long: PREFIX##ulonglong_##OP)
 
-#define TESSERA_SHMEM_STANDARD_AMO_GENERIC(OP, X) \
-  _Generic((X),                                   \
-    int: shmem_int_##OP,                          \
-    long: shmem_long_##OP,                        \
-    long long: shmem_longlong_##OP,               \
-    unsigned int: shmem_uint_##OP,                \
-    unsigned long: shmem_ulong_##OP,              \
-    unsigned long long: shmem_ulonglong_##OP)
+#define TESSERA_SHMEM_STANDARD_AMO_GENERIC_IN(PREFIX, OP, X) \
+  _Generic((X),                                              \
+    int: PREFIX##int_##OP,                                   \
+    long: PREFIX##long_##OP,                                 \
+    long long: PREFIX##longlong_##OP,                        \
+    unsigned int: PREFIX##uint_##OP,                         \
+    unsigned long: PREFIX##ulong_##OP,                       \
+    unsigned long long: PREFIX##ulonglong_##OP)
 
-#define TESSERA_SHMEM_EXTENDED_AMO_GENERIC(OP, X) \
-  _Generic((X),                                   \
-    float: shmem_float_##OP,                      \
-    double: shmem_double_##OP,                    \
-    int: shmem_int_##OP,                          \
-    long: shmem_long_##OP,                        \
-    long long: shmem_longlong_##OP,               \
-    unsigned int: shmem_uint_##OP,                \
-    unsigned long: shmem_ulong_##OP,              \
-    unsigned long long: shmem_ulonglong_##OP)
+#define TESSERA_SHMEM_EXTENDED_AMO_GENERIC_IN(PREFIX, OP, X) \
+  _Generic((X),                                              \
+    float: PREFIX##float_##OP,                               \
+    double: PREFIX##double_##OP,                             \
+    int: PREFIX##int_##OP,                                   \
+    long: PREFIX##long_##OP,                                 \
+    long long: PREFIX##longlong_##OP,                        \
+    unsigned int: PREFIX##uint_##OP,                         \
+    unsigned long: PREFIX##ulong_##OP,                       \
+    unsigned long long: PREFIX##ulonglong_##OP)
 
-#define TESSERA_SHMEM_BITWISE_AMO_GENERIC(OP, X) \
-  _Generic((X),                                  \
-    unsigned int: shmem_uint_##OP,               \
-    unsigned long: shmem_ulong_##OP,             \
-    unsigned long long: shmem_ulonglong_##OP,    \
-    int32_t: shmem_int32_##OP,                   \
-    int64_t: shmem_int64_##OP)
+#define TESSERA_SHMEM_BITWISE_AMO_GENERIC_IN(PREFIX, OP, X) \
+  _Generic((X),                                             \
+    unsigned int: PREFIX##uint_##OP,                        \
+    unsigned long: PREFIX##ulong_##OP,                      \
+    unsigned long long: PREFIX##ulonglong_##OP,             \
+    int32_t: PREFIX##int32_##OP,                            \
+    int64_t: PREFIX##int64_##OP)
 
 #define TESSERA_SHMEM_SYNC_GENERIC(OP, X)     \
   _Generic((X),                               \
@@ -908,48 +878,108 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
     unsigned int: shmem_uint_##OP,            \
     unsigned long: shmem_ulong_##OP,          \
     unsigned long long: shmem_ulonglong_##OP)
+
+/* The first and second of a macro's arguments (a trailing 0 keeps `...` non-empty, as C11
+ * requires). */
+#define TESSERA_SHMEM_ARG1(...) TESSERA_SHMEM_ARG1_(__VA_ARGS__, 0)
+#define TESSERA_SHMEM_ARG1_(a, ...) a
+#define TESSERA_SHMEM_ARG2(...) TESSERA_SHMEM_ARG2_(__VA_ARGS__, 0)
+#define TESSERA_SHMEM_ARG2_(a, b, ...) b
+
+/* What a generic name's pointer argument points to, for _Generic to inspect (never evaluated).
+ * Both forms are type-checked whichever is called, so each maps what the other form has in that
+ * position to an int (which every family has): TARGET1 the context of a ctx form's first
+ * argument, TARGET2 the value, PE or comparison a non-ctx form may have second (and a void*
+ * source). */
+#define TESSERA_SHMEM_TARGET1(X) (*_Generic((X), shmem_ctx_t: (int*)0, default: (X)))
+#define TESSERA_SHMEM_TARGET2(X)         \
+  (*_Generic((X),                        \
+    _Bool: (int*)0,                      \
+    char: (int*)0,                       \
+    signed char: (int*)0,                \
+    unsigned char: (int*)0,              \
+    short: (int*)0,                      \
+    unsigned short: (int*)0,             \
+    int: (int*)0,                        \
+    unsigned int: (int*)0,               \
+    long: (int*)0,                       \
+    unsigned long: (int*)0,              \
+    long long: (int*)0,                  \
+    unsigned long long: (int*)0,         \
+    float: (int*)0,                      \
+    double: (int*)0,                     \
+    long double: (int*)0,                \
+    void*: (int*)0,                      \
+    const void*: (int*)0,                \
+    default: (X)))
+
+/* The routine a generic name of FAMILY (a TESSERA_SHMEM_*_GENERIC_IN) and OP calls with these
+ * arguments: shmem_ctx_TYPENAME_OP when the first is a shmem_ctx_t (TYPENAME from what the
+ * second points to), else shmem_TYPENAME_OP (from what the first points to). */
+#define TESSERA_SHMEM_CTX_GENERIC(FAMILY, OP, ...)                                       \
+  _Generic((TESSERA_SHMEM_ARG1(__VA_ARGS__)),                                            \
+    shmem_ctx_t:                                                                         \
+      FAMILY(shmem_ctx_, OP, TESSERA_SHMEM_TARGET2(TESSERA_SHMEM_ARG2(__VA_ARGS__))),    \
+    default: FAMILY(shmem_, OP, TESSERA_SHMEM_TARGET1(TESSERA_SHMEM_ARG1(__VA_ARGS__))))
 /* clang-format on */
 
-#define shmem_put(dest, ...) TESSERA_SHMEM_RMA_GENERIC(put, *(dest))(dest, __VA_ARGS__)
-#define shmem_get(dest, ...) TESSERA_SHMEM_RMA_GENERIC(get, *(dest))(dest, __VA_ARGS__)
-#define shmem_put_nbi(dest, ...) TESSERA_SHMEM_RMA_GENERIC(put_nbi, *(dest))(dest, __VA_ARGS__)
-#define shmem_get_nbi(dest, ...) TESSERA_SHMEM_RMA_GENERIC(get_nbi, *(dest))(dest, __VA_ARGS__)
-#define shmem_iput(dest, ...) TESSERA_SHMEM_RMA_GENERIC(iput, *(dest))(dest, __VA_ARGS__)
-#define shmem_iget(dest, ...) TESSERA_SHMEM_RMA_GENERIC(iget, *(dest))(dest, __VA_ARGS__)
-#define shmem_p(dest, ...) TESSERA_SHMEM_RMA_GENERIC(p, *(dest))(dest, __VA_ARGS__)
-#define shmem_put_signal(dest, ...) \
-  TESSERA_SHMEM_RMA_GENERIC(put_signal, *(dest))(dest, __VA_ARGS__)
-#define shmem_put_signal_nbi(dest, ...) \
-  TESSERA_SHMEM_RMA_GENERIC(put_signal_nbi, *(dest))(dest, __VA_ARGS__)
-#define shmem_g(source, pe) TESSERA_SHMEM_RMA_GENERIC(g, *(source))(source, pe)
-#define shmem_atomic_fetch(source, pe) \
-  TESSERA_SHMEM_EXTENDED_AMO_GENERIC(atomic_fetch, *(source))(source, pe)
-#define shmem_atomic_set(dest, ...) \
-  TESSERA_SHMEM_EXTENDED_AMO_GENERIC(atomic_set, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_swap(dest, ...) \
-  TESSERA_SHMEM_EXTENDED_AMO_GENERIC(atomic_swap, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_compare_swap(dest, ...) \
-  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_compare_swap, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_inc(dest, ...) \
-  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_fetch_inc, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_inc(dest, ...) \
-  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_inc, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_add(dest, ...) \
-  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_fetch_add, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_add(dest, ...) \
-  TESSERA_SHMEM_STANDARD_AMO_GENERIC(atomic_add, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_and(dest, ...) \
-  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_fetch_and, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_and(dest, ...) \
-  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_and, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_or(dest, ...) \
-  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_fetch_or, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_or(dest, ...) \
-  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_or, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_xor(dest, ...) \
-  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_fetch_xor, *(dest))(dest, __VA_ARGS__)
-#define shmem_atomic_xor(dest, ...) \
-  TESSERA_SHMEM_BITWISE_AMO_GENERIC(atomic_xor, *(dest))(dest, __VA_ARGS__)
+#define TESSERA_SHMEM_RMA_GENERIC(OP, X) TESSERA_SHMEM_RMA_GENERIC_IN(shmem_, OP, X)
+
+/* RMA and put-with-signal, with or without a context. */
+#define shmem_put(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, put, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_get(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, get, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_put_nbi(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, put_nbi, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_get_nbi(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, get_nbi, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_iput(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, iput, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_iget(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, iget, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_p(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, p, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_g(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, g, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_put_signal(...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, put_signal, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_put_signal_nbi(...)                                                      \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, put_signal_nbi, __VA_ARGS__) \
+  (__VA_ARGS__)
+
+/* AMOs, with or without a context; the _nbi forms select by the type `fetch` points to. */
+#define TESSERA_SHMEM_AMO(FAMILY, OP, ...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_##FAMILY##_AMO_GENERIC_IN, OP, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_atomic_fetch(...) TESSERA_SHMEM_AMO(EXTENDED, atomic_fetch, __VA_ARGS__)
+#define shmem_atomic_set(...) TESSERA_SHMEM_AMO(EXTENDED, atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...) TESSERA_SHMEM_AMO(EXTENDED, atomic_swap, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...) TESSERA_SHMEM_AMO(STANDARD, atomic_compare_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(...) TESSERA_SHMEM_AMO(STANDARD, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_atomic_inc(...) TESSERA_SHMEM_AMO(STANDARD, atomic_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...) TESSERA_SHMEM_AMO(STANDARD, atomic_fetch_add, __VA_ARGS__)
+#define shmem_atomic_add(...) TESSERA_SHMEM_AMO(STANDARD, atomic_add, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...) TESSERA_SHMEM_AMO(BITWISE, atomic_fetch_and, __VA_ARGS__)
+#define shmem_atomic_and(...) TESSERA_SHMEM_AMO(BITWISE, atomic_and, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...) TESSERA_SHMEM_AMO(BITWISE, atomic_fetch_or, __VA_ARGS__)
+#define shmem_atomic_or(...) TESSERA_SHMEM_AMO(BITWISE, atomic_or, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) TESSERA_SHMEM_AMO(BITWISE, atomic_fetch_xor, __VA_ARGS__)
+#define shmem_atomic_xor(...) TESSERA_SHMEM_AMO(BITWISE, atomic_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...) TESSERA_SHMEM_AMO(EXTENDED, atomic_fetch_nbi, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...) TESSERA_SHMEM_AMO(EXTENDED, atomic_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...) \
+  TESSERA_SHMEM_AMO(STANDARD, atomic_compare_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) \
+  TESSERA_SHMEM_AMO(STANDARD, atomic_fetch_inc_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) \
+  TESSERA_SHMEM_AMO(STANDARD, atomic_fetch_add_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) \
+  TESSERA_SHMEM_AMO(BITWISE, atomic_fetch_and_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...) TESSERA_SHMEM_AMO(BITWISE, atomic_fetch_or_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) \
+  TESSERA_SHMEM_AMO(BITWISE, atomic_fetch_xor_nbi, __VA_ARGS__)
+
+/* Point-to-point synchronization (no context forms). */
 #define shmem_wait_until(ivars, ...) \
   TESSERA_SHMEM_SYNC_GENERIC(wait_until, *(ivars))(ivars, __VA_ARGS__)
 #define shmem_test(ivars, ...) TESSERA_SHMEM_SYNC_GENERIC(test, *(ivars))(ivars, __VA_ARGS__)

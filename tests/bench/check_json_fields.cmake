@@ -1,19 +1,7 @@
 # Runs a tessera-bench command and checks its --json output: at least one JSON line, and every
 # line carries every field of the report contract. A functional check; it asserts no timing.
 #   cmake -DFIELDS=a,b,c -DBENCH=name -P check_json_fields.cmake -- <command> <args>...
-set(command)
-set(in_command OFF)
-math(EXPR last "${CMAKE_ARGC} - 1")
-foreach(i RANGE ${last})
-  if(in_command)
-    list(APPEND command "${CMAKE_ARGV${i}}")
-  elseif(CMAKE_ARGV${i} STREQUAL "--")
-    set(in_command ON)
-  endif()
-endforeach()
-if(NOT command)
-  message(FATAL_ERROR "check_json_fields: no command after --")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../command_after_dashes.cmake)
 
 execute_process(COMMAND ${command} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

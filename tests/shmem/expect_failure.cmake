@@ -1,18 +1,6 @@
 # Runs a command that must fail: a non-zero exit status and output (stdout or stderr) matching
 # EXPECT.   cmake -DEXPECT=<regex> -P expect_failure.cmake -- <command> <args>...
-set(command)
-set(in_command OFF)
-math(EXPR last "${CMAKE_ARGC} - 1")
-foreach(i RANGE ${last})
-  if(in_command)
-    list(APPEND command "${CMAKE_ARGV${i}}")
-  elseif(CMAKE_ARGV${i} STREQUAL "--")
-    set(in_command ON)
-  endif()
-endforeach()
-if(NOT command)
-  message(FATAL_ERROR "expect_failure: no command after --")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../command_after_dashes.cmake)
 execute_process(COMMAND ${command} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(rc EQUAL 0)
   message(FATAL_ERROR "expected a failure, but the command exited 0: ${command}\n"

@@ -1,18 +1,6 @@
 # Runs a command that must exit with STATUS, its output (stdout or stderr) matching EXPECT when
 # given.   cmake -DSTATUS=<n> [-DEXPECT=<regex>] -P expect_status.cmake -- <command> <args>...
-set(command)
-set(in_command OFF)
-math(EXPR last "${CMAKE_ARGC} - 1")
-foreach(i RANGE ${last})
-  if(in_command)
-    list(APPEND command "${CMAKE_ARGV${i}}")
-  elseif(CMAKE_ARGV${i} STREQUAL "--")
-    set(in_command ON)
-  endif()
-endforeach()
-if(NOT command)
-  message(FATAL_ERROR "expect_status: no command after --")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../command_after_dashes.cmake)
 execute_process(COMMAND ${command} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL STATUS)
   message(FATAL_ERROR "expected exit status ${STATUS}, got ${rc}: ${command}\n"
