@@ -91,8 +91,9 @@ void run_ag_gemm(BenchEnv& env) {
       rows.push_back(row);
     };
 
-    // The default tiles (64 x 256), then 256 x 512: with a BLAS per tile, each call packs its A
-    // and B panels again, so larger tiles spend less of the GEMM packing (issue 19).
+    // The default tiles (ops::kHostGemmTile, 256 x 512, on the host backend; kGpuGemmTile,
+    // 64 x 256, on a GPU), then 256 x 512 given explicitly: with a BLAS per tile, each call packs
+    // its A and B panels again, so larger tiles spend less of the GEMM packing (issue 19).
     for (const std::size_t big : {std::size_t{0}, std::size_t{1}}) {
       for (const ops::AgGemmVariant variant :
            {ops::AgGemmVariant::push, ops::AgGemmVariant::pull}) {

@@ -71,8 +71,9 @@ const char* to_string(AgGemmVariant variant) noexcept {
 }
 
 AgGemm::AgGemm(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, GemmDtype dtype,
-               const AgGemmOptions& options)
-    : rt_(&rt), m_(m), n_local_(n_local), k_(k), dtype_(dtype), options_(options) {
+               const AgGemmOptions& requested)
+    : rt_(&rt), m_(m), n_local_(n_local), k_(k), dtype_(dtype), options_(requested) {
+  const AgGemmOptions& options = options_;  // its tile resolved below
   const int pe = rt.pe(), n_pes = rt.n_pes();
   if (m == 0 || n_local == 0 || k == 0) {
     bad(pe, "shape must be non-zero, got m=" + std::to_string(m) +
@@ -87,9 +88,8 @@ AgGemm::AgGemm(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, G
                 std::to_string(options.comm_blocks) + " and " +
                 std::to_string(options.compute_blocks));
   }
-  if (options.tile_m == 0 || options.tile_n == 0 || options.chunk_rows == 0) {
-    bad(pe, "tile_m, tile_n and chunk_rows must be at least 1");
-  }
+  detail::resolve_gemm_tile(rt, "ag_gemm", options_.tile_m, options_.tile_n, m, n_local);
+  if (options.chunk_rows == 0) bad(pe, "chunk_rows must be at least 1");
   const td::Context ctx = rt.device_context();
   pattern_ = options.pattern;
   if (pattern_ == OverlapPattern::automatic) {

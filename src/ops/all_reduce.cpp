@@ -8,7 +8,6 @@
 #include <string>
 
 #include "ops/collective_support.hpp"
-#include "tessera/launch.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -56,23 +55,16 @@ AllReduceAlgo algo_from_env(int pe) {
 }
 
 std::uint64_t segments_of(Dtype dtype, std::size_t count) {
-  switch (dtype) {
-    case Dtype::f32:
-      return td::ops::all_reduce_segments<float>(count);
-    case Dtype::bf16:
-      return td::ops::all_reduce_segments<td::bf16>(count);
-    case Dtype::f16:
-      return td::ops::all_reduce_segments<td::half>(count);
-    case Dtype::i32:
-      return td::ops::all_reduce_segments<std::int32_t>(count);
-    case Dtype::i64:
-      return td::ops::all_reduce_segments<std::int64_t>(count);
-  }
-  return 0;
+  std::uint64_t segments = 0;
+  support::with_dtype_on_host(dtype, [&](auto tag) {
+    segments = td::ops::all_reduce_segments<typename decltype(tag)::type>(count);
+  });
+  return segments;
 }
 
-// One kernel per element type (chosen on the host): each stays small enough for the device
-// compiler, where one kernel switching over every type was several times slower to build.
+// One kernel per element type (launched by support::launch_per_dtype): each stays small enough
+// for the device compiler, where one kernel switching over every type was several times slower
+// to build.
 template <class T>
 struct AllReduceKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
@@ -190,11 +182,8 @@ void all_reduce(Runtime& rt, Stream& stream, const Team& team, const void* send,
   const std::uint64_t first =
       support::team_epochs(rt).reserve(team.workspace, segments_of(dtype, count));
   const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  support::with_dtype_on_host(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    launch(stream, 1, AllReduceKernel<T>{}, rt.device_context(), team, ws, static_cast<T*>(recv),
-           static_cast<const T*>(send), count, op, chosen, first, call, agreement);
-  });
+  support::launch_per_dtype<AllReduceKernel>(stream, 1, dtype, rt.device_context(), team, ws, recv,
+                                             send, count, op, chosen, first, call, agreement);
 }
 
 }  // namespace tessera::ops

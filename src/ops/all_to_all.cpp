@@ -7,7 +7,6 @@
 #include <string>
 
 #include "ops/collective_support.hpp"
-#include "tessera/launch.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -16,8 +15,8 @@ namespace td = tessera::device;
 using support::fail;
 
 // The exchange only moves elements, so there is one kernel per element size (W is the unsigned
-// word of that size), chosen on the host: small kernels build several times faster than one
-// switching over every type.
+// word of that size), chosen on the host by support::launch_per_dtype: small kernels build several
+// times faster than one switching over every type.
 template <class W>
 struct AllToAllKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
@@ -75,11 +74,8 @@ void all_to_all(Runtime& rt, Stream& stream, const Team& team, const void* send,
   const support::Agreement agreement = support::agree(rt, team, call, what);
   const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, segments);
   const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  support::with_word_of(dtype, [&](auto tag) {
-    using W = typename decltype(tag)::type;
-    launch(stream, 1, AllToAllKernel<W>{}, rt.device_context(), team, ws, static_cast<W*>(recv),
-           static_cast<const W*>(send), count, first, call, agreement);
-  });
+  support::launch_per_dtype<AllToAllKernel, support::DtypeSplit::word>(
+      stream, 1, dtype, rt.device_context(), team, ws, recv, send, count, first, call, agreement);
 }
 
 void all_to_all_v(Runtime& rt, Stream& stream, const Team& team, const void* send,
@@ -109,12 +105,9 @@ void all_to_all_v(Runtime& rt, Stream& stream, const Team& team, const void* sen
       support::CollectiveKind::all_to_all_v, 0, dtype, ReduceOp::sum, 0, rt.heap_offset(recv));
   const support::Agreement agreement = support::agree(rt, team, call, what);
   const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, 1);
-  support::with_word_of(dtype, [&](auto tag) {
-    using W = typename decltype(tag)::type;
-    launch(stream, 1, AllToAllVKernel<W>{}, rt.device_context(), team, ws, static_cast<W*>(recv),
-           recv_capacity, static_cast<const W*>(send), send_counts, recv_counts, recv_offsets,
-           first, call, agreement);
-  });
+  support::launch_per_dtype<AllToAllVKernel, support::DtypeSplit::word>(
+      stream, 1, dtype, rt.device_context(), team, ws, recv, recv_capacity, send, send_counts,
+      recv_counts, recv_offsets, first, call, agreement);
 }
 
 }  // namespace tessera::ops

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "ops/collective_support.hpp"
-#include "tessera/launch.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -18,7 +17,7 @@ using support::fail;
 constexpr const char* kWhat = "broadcast";
 
 // Broadcast only moves elements: one kernel per element size (W, the unsigned word of that
-// size), chosen on the host (see all_to_all.cpp).
+// size), chosen on the host by support::launch_per_dtype.
 template <class W>
 struct BroadcastKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
@@ -62,11 +61,9 @@ void broadcast(Runtime& rt, Stream& stream, const Team& team, const void* send, 
   const support::Agreement agreement = support::agree(rt, team, call, kWhat);
   const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, chunks);
   const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  support::with_word_of(dtype, [&](auto tag) {
-    using W = typename decltype(tag)::type;
-    launch(stream, 1, BroadcastKernel<W>{}, rt.device_context(), team, ws, static_cast<W*>(recv),
-           static_cast<const W*>(is_root ? send : nullptr), count, root, first, call, agreement);
-  });
+  support::launch_per_dtype<BroadcastKernel, support::DtypeSplit::word>(
+      stream, 1, dtype, rt.device_context(), team, ws, recv, is_root ? send : nullptr, count, root,
+      first, call, agreement);
 }
 
 }  // namespace tessera::ops

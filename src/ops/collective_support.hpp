@@ -11,11 +11,13 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <type_traits>
 
 #include "tessera/device/failure.hpp"
 #include "tessera/device/numeric.hpp"
 #include "tessera/device/ops/all_reduce.hpp"
 #include "tessera/device/signal.hpp"
+#include "tessera/launch.hpp"
 #include "tessera/ops/all_reduce.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/team.hpp"
@@ -255,6 +257,46 @@ void with_word_of(Dtype dtype, F&& f) {
     case Dtype::i64:
       f(Tag<std::uint64_t>{});
       break;
+  }
+}
+
+// How launch_per_dtype picks the kernel's type parameter from a Dtype.
+enum class DtypeSplit {
+  element,  // one kernel per element type (float, bf16, half, int32, int64): the reductions
+  word      // one kernel per element size (uint16/32/64): the ops that only move elements
+};
+
+namespace detail {
+
+// An argument of launch_per_dtype as the kernel of element type T takes it: an untyped buffer
+// (void*, const void*) becomes T* or const T*, anything else passes unchanged.
+template <class T, class A>
+auto as_typed(A arg) {
+  if constexpr (std::is_same_v<A, void*>) {
+    return static_cast<T*>(arg);
+  } else if constexpr (std::is_same_v<A, const void*>) {
+    return static_cast<const T*>(arg);
+  } else {
+    return arg;
+  }
+}
+
+}  // namespace detail
+
+// Launches Kernel<T>{} on `stream` with `grid` blocks, T chosen from `dtype` on the host as
+// `split` says (with_dtype_on_host / with_word_of); every void* / const void* argument reaches
+// the kernel as T* / const T*. The one place the collectives split their kernels by type: the
+// set of kernels instantiated is Kernel<T> for each T of the split, nothing else.
+template <template <class> class Kernel, DtypeSplit split = DtypeSplit::element, class... Args>
+void launch_per_dtype(Stream& stream, int grid, Dtype dtype, Args... args) {
+  auto go = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch(stream, grid, Kernel<T>{}, detail::as_typed<T>(args)...);
+  };
+  if constexpr (split == DtypeSplit::element) {
+    with_dtype_on_host(dtype, go);
+  } else {
+    with_word_of(dtype, go);
   }
 }
 

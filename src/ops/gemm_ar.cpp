@@ -41,8 +41,9 @@ struct GemmAr::State {
 };
 
 GemmAr::GemmAr(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, GemmDtype dtype,
-               const GemmArOptions& options)
+               const GemmArOptions& requested)
     : state_(std::make_unique<State>()) {
+  GemmArOptions options = requested;  // its tile resolved below
   State& s = *state_;
   const int pe = rt.pe(), n_pes = rt.n_pes();
   if (m == 0 || n == 0 || k_local == 0) {
@@ -54,7 +55,7 @@ GemmAr::GemmAr(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, G
                 std::to_string(options.comm_blocks) + " and " +
                 std::to_string(options.compute_blocks));
   }
-  if (options.tile_m == 0 || options.tile_n == 0) bad(pe, "tile_m and tile_n must be at least 1");
+  detail::resolve_gemm_tile(rt, "gemm_ar", options.tile_m, options.tile_n, m, n);
   s.rt = &rt;
   s.m = m;
   s.n = n;

@@ -46,8 +46,9 @@ struct GemmAs::State {
 };
 
 GemmAs::GemmAs(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, GemmDtype dtype,
-               const GemmAsOptions& options)
+               const GemmAsOptions& requested)
     : state_(std::make_unique<State>()) {
+  GemmAsOptions options = requested;  // its tile resolved below
   State& s = *state_;
   const int pe = rt.pe(), n_pes = rt.n_pes();
   if (m == 0 || n_local == 0 || k == 0) {
@@ -59,7 +60,7 @@ GemmAs::GemmAs(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, G
                 std::to_string(options.comm_blocks) + " and " +
                 std::to_string(options.compute_blocks));
   }
-  if (options.tile_m == 0 || options.tile_n == 0) bad(pe, "tile_m and tile_n must be at least 1");
+  detail::resolve_gemm_tile(rt, "gemm_as", options.tile_m, options.tile_n, m, n_local);
   s.rt = &rt;
   s.m = m;
   s.n_local = n_local;

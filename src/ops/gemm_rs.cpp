@@ -35,8 +35,9 @@ struct GemmRsKernel {
 }  // namespace
 
 GemmRs::GemmRs(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, GemmDtype dtype,
-               const GemmRsOptions& options)
-    : rt_(&rt), m_(m), n_(n), k_local_(k_local), dtype_(dtype), options_(options) {
+               const GemmRsOptions& requested)
+    : rt_(&rt), m_(m), n_(n), k_local_(k_local), dtype_(dtype), options_(requested) {
+  const GemmRsOptions& options = options_;  // its tile resolved below
   const int pe = rt.pe(), n_pes = rt.n_pes();
   if (m == 0 || n == 0 || k_local == 0) {
     bad(pe, "shape must be non-zero, got m=" + std::to_string(m) + " n=" + std::to_string(n) +
@@ -49,7 +50,7 @@ GemmRs::GemmRs(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, G
   if (options.compute_blocks < 1) {
     bad(pe, "compute_blocks must be at least 1, got " + std::to_string(options.compute_blocks));
   }
-  if (options.tile_m == 0 || options.tile_n == 0) bad(pe, "tile_m and tile_n must be at least 1");
+  detail::resolve_gemm_tile(rt, "gemm_rs", options_.tile_m, options_.tile_n, m, n);
   if (options.comm_blocks < 1) {
     bad(pe, "comm_blocks must be at least 1, got " + std::to_string(options.comm_blocks));
   }

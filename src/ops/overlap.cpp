@@ -1,6 +1,7 @@
 // The overlap taxonomy's names, parsers and the measured `automatic` rule (overlap.hpp).
 #include "tessera/ops/overlap.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -175,6 +176,29 @@ ResolvedOverlap resolve_fused(Runtime& rt, ops::OpKind op, ops::OverlapPattern p
                     std::to_string(pe) + "; use push (or automatic) across nodes");
   }
   return r;
+}
+
+ops::GemmTileShape default_gemm_tile(Backend backend, std::size_t rows, std::size_t cols) {
+  const ops::GemmTileShape base = backend == Backend::host ? ops::kHostGemmTile : ops::kGpuGemmTile;
+  return {std::min(base.m, std::max<std::size_t>(rows, 1)),
+          std::min(base.n, std::max<std::size_t>(cols, 1))};
+}
+
+void resolve_gemm_tile(Runtime& rt, const char* op, std::size_t& tile_m, std::size_t& tile_n,
+                       std::size_t rows, std::size_t cols) {
+  if (tile_m == 0 && tile_n == 0) {
+    const ops::GemmTileShape tile = default_gemm_tile(rt.backend(), rows, cols);
+    tile_m = tile.m;
+    tile_n = tile.n;
+    return;
+  }
+  if (tile_m == 0 || tile_n == 0) {
+    throw Error(ErrorCode::invalid_argument, rt.pe(),
+                std::string(op) +
+                    ": tile_m and tile_n must both be 0 (the backend's default tile) or both at "
+                    "least 1, got " +
+                    std::to_string(tile_m) + " and " + std::to_string(tile_n));
+  }
 }
 
 namespace {

@@ -32,6 +32,15 @@ ResolvedOverlap resolve_fused(Runtime& rt, ops::OpKind op, ops::OverlapPattern p
                               ops::CommDirection direction, std::size_t m, std::size_t n,
                               std::size_t k);
 
+// Resolves a fused GEMM op's tile in place: both 0 becomes the backend's default
+// (ops::kHostGemmTile or ops::kGpuGemmTile), each side at most C's rows x cols; both at least 1
+// stay. Throws Error(invalid_argument) "<op>: tile_m and tile_n must both be 0 (the backend's
+// default tile) or both at least 1, got X and Y" otherwise.
+void resolve_gemm_tile(Runtime& rt, const char* op, std::size_t& tile_m, std::size_t& tile_n,
+                       std::size_t rows, std::size_t cols);
+// The default tile of `backend` for C of rows x cols (what resolve_gemm_tile picks for 0 x 0).
+ops::GemmTileShape default_gemm_tile(Backend backend, std::size_t rows, std::size_t cols);
+
 // The world team the fused ops' bulk-synchronous collectives run on: made (collectively) at the
 // first use on this Runtime and kept until finalize.
 const Team& fused_world_team(Runtime& rt);

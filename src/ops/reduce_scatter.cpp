@@ -8,7 +8,6 @@
 #include <string>
 
 #include "ops/collective_support.hpp"
-#include "tessera/launch.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -38,7 +37,7 @@ std::uint64_t segments_of(Dtype dtype, std::size_t count, int team_size) {
   return segments;
 }
 
-// One kernel per element type, chosen on the host (see all_reduce.cpp).
+// One kernel per element type, chosen on the host by support::launch_per_dtype.
 template <class T>
 struct ReduceScatterKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
@@ -109,12 +108,9 @@ void reduce_scatter(Runtime& rt, Stream& stream, const Team& team, const void* s
   const std::uint64_t first =
       support::team_epochs(rt).reserve(team.workspace, segments_of(dtype, count, team.size));
   const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  support::with_dtype_on_host(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    launch(stream, 1, ReduceScatterKernel<T>{}, rt.device_context(), team, ws,
-           static_cast<T*>(recv), static_cast<const T*>(send), count, op, chosen, first, call,
-           agreement);
-  });
+  support::launch_per_dtype<ReduceScatterKernel>(stream, 1, dtype, rt.device_context(), team, ws,
+                                                 recv, send, count, op, chosen, first, call,
+                                                 agreement);
 }
 
 }  // namespace tessera::ops

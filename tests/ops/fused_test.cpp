@@ -24,6 +24,7 @@
 
 #include "gemm_ops_reference.hpp"
 #include "harness/run_pes.hpp"
+#include "ops/overlap_support.hpp"
 #include "tessera/device/ops/impl/fused_handshake.hpp"
 #include "tessera/ops/ag_gemm.hpp"
 #include "tessera/ops/all_reduce_rmsnorm.hpp"
@@ -400,6 +401,44 @@ TEST(GemmAr, EmptyShardsStillReduce) {
   });
 }
 
+// Options that leave the tile at 0 x 0 get the backend's: 256 x 512 on the host (a BLAS call
+// per tile), 64 x 256 on a GPU, each side at most C's.
+TEST(FusedOps, DefaultTileIsTheBackends) {
+  const ops::GemmTileShape host = detail::default_gemm_tile(Backend::host, 2048, 4096);
+  EXPECT_EQ(host.m, 256u);
+  EXPECT_EQ(host.n, 512u);
+  const ops::GemmTileShape gpu = detail::default_gemm_tile(Backend::cuda, 2048, 4096);
+  EXPECT_EQ(gpu.m, 64u);
+  EXPECT_EQ(gpu.n, 256u);
+  const ops::GemmTileShape small = detail::default_gemm_tile(Backend::host, 19, 300);
+  EXPECT_EQ(small.m, 19u);
+  EXPECT_EQ(small.n, 300u);
+  EXPECT_EQ(ops::AgGemmOptions{}.tile_m, 0u);
+  EXPECT_EQ(ops::GemmRsOptions{}.tile_n, 0u);
+}
+
+// With the default options C of 600 x 520 spans several host tiles in both directions (two row
+// shards of 300 over 2 PEs, each 256 + 44 rows; 512 + 8 columns).
+TEST(GemmAr, DefaultTilesSpanSeveralTilesOfC) {
+  run_pes(2, [](Runtime& rt) {
+    for (const Variant& v : kVariants) {
+      ops::GemmArOptions o;
+      o.pattern = v.pattern;
+      o.direction = v.direction;
+      const std::size_t m = 600, n = 520, k = 2;
+      ops::GemmAr op(rt, m, n, k, GemmDtype::f32, o);
+      // a = 1, b = (pe + 1): every element of C is sum_p 2 * (p + 1) = 6.
+      const std::vector<float> a(m * k, 1.0f), b(k * n, static_cast<float>(rt.pe() + 1));
+      std::vector<float> c(m * n, -7.0f);
+      op.run(rt.stream(), a.data(), b.data(), c.data());
+      rt.stream().synchronize();
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        ASSERT_EQ(c[i], 6.0f) << ops::to_string(v.pattern) << " element " << i;
+      }
+    }
+  });
+}
+
 TEST(Overlap, AutomaticResolvesAndSaysWhatItChose) {
   run_pes(2, [](Runtime& rt) {
     ops::GemmAr small(rt, 16, 16, 16, GemmDtype::f32);
@@ -507,10 +546,29 @@ TEST(FusedOps, RejectBadArguments) {
     no_comm.comm_blocks = 0;
     expect_invalid([&] { ops::GemmAr(rt, 4, 4, 4, GemmDtype::f32, no_comm); },
                    "comm_blocks and compute_blocks must be at least 1, got 0 and 3");
-    ops::GemmAsOptions no_tile;
-    no_tile.tile_n = 0;
-    expect_invalid([&] { ops::GemmAs(rt, 4, 4, 4, GemmDtype::f32, no_tile); },
-                   "tile_m and tile_n must be at least 1");
+    // A tile with one side 0 (0 x 0 is the backend's default).
+    const std::string half_tile =
+        "tile_m and tile_n must both be 0 (the backend's default tile) or both at least 1, got ";
+    ops::GemmAsOptions as_tile;
+    as_tile.tile_m = 4;
+    expect_invalid([&] { ops::GemmAs(rt, 4, 4, 4, GemmDtype::f32, as_tile); },
+                   "gemm_as: " + half_tile + "4 and 0");
+    ops::GemmArOptions ar_tile;
+    ar_tile.tile_n = 8;
+    expect_invalid([&] { ops::GemmAr(rt, 4, 4, 4, GemmDtype::f32, ar_tile); },
+                   "gemm_ar: " + half_tile + "0 and 8");
+    ops::GemmRsOptions rs_tile;
+    rs_tile.tile_m = 2;
+    expect_invalid([&] { ops::GemmRs(rt, 4, 4, 4, GemmDtype::f32, rs_tile); },
+                   "gemm_rs: " + half_tile + "2 and 0");
+    ops::AgGemmOptions ag_tile;
+    ag_tile.tile_n = 16;
+    expect_invalid([&] { ops::AgGemm(rt, 4, 4, 4, GemmDtype::f32, ag_tile); },
+                   "ag_gemm: " + half_tile + "0 and 16");
+    ops::AgGemmOptions no_chunk;
+    no_chunk.chunk_rows = 0;
+    expect_invalid([&] { ops::AgGemm(rt, 4, 4, 4, GemmDtype::f32, no_chunk); },
+                   "ag_gemm: chunk_rows must be at least 1");
 
     ops::GemmAr ar(rt, 4, 4, 4, GemmDtype::bf16);
     std::vector<float> a(16), b(16), c(16);

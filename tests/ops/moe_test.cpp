@@ -306,6 +306,47 @@ std::vector<Case> all_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Ops, Moe, ::testing::ValuesIn(all_cases()), name_of);
 
+// Combine's weighted row sum (one pass per row over an fp32 buffer, in column chunks) must give,
+// bit for bit, 0 + w[0] * row 0 + w[1] * row 1 ... in row order, rounded to T once: for row
+// counts up to 2 * kMoeMaxTopk and widths across the 512-column chunks. (A rewrite that adds
+// rows in another order, or rounds twice, fails here.)
+template <class T>
+void check_weighted_sum_bits() {
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<float> val(-3.0f, 3.0f), wt(0.05f, 1.0f);
+  for (const std::size_t h :
+       {std::size_t{1}, std::size_t{7}, std::size_t{512}, std::size_t{1100}}) {
+    for (int n_rows = 0; n_rows <= 2 * device::ops::kMoeMaxTopk; n_rows += n_rows < 10 ? 1 : 27) {
+      std::vector<std::vector<T>> data(static_cast<std::size_t>(n_rows), std::vector<T>(h));
+      std::vector<const T*> rows;
+      std::vector<float> w;
+      for (auto& row : data) {
+        for (T& x : row) x = device::ops::detail::moe_from_float<T>(val(rng));
+        rows.push_back(row.data());
+        w.push_back(wt(rng));
+      }
+      std::vector<T> got(h);
+      device::ops::detail::moe_weighted_sum(device::Block(0, 1), got.data(), rows.data(), w.data(),
+                                            n_rows, h);
+      for (std::size_t c = 0; c < h; ++c) {
+        float want = 0.0f;
+        for (int j = 0; j < n_rows; ++j) {
+          want += w[static_cast<std::size_t>(j)] *
+                  device::to_float(rows[static_cast<std::size_t>(j)][c]);
+        }
+        const T expect = device::ops::detail::moe_from_float<T>(want);
+        ASSERT_EQ(std::memcmp(&got[c], &expect, sizeof(T)), 0)
+            << "h " << h << " rows " << n_rows << " column " << c;
+      }
+    }
+  }
+}
+
+TEST(MoeCombineSum, ManyRowsPerPassIsBitIdenticalToAPassPerRow) {
+  check_weighted_sum_bits<float>();
+  check_weighted_sum_bits<device::bf16>();
+}
+
 // PEs x blocks never exceed the cores: a prefill grid is this PE's share of the node's cores, at
 // most max_blocks; the decode path is one block whatever the cores.
 TEST(MoeGrid, PrefillGridIsThePesShareOfTheCores) {

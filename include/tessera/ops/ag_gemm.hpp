@@ -27,8 +27,10 @@ struct AgGemmOptions {
   AgGemmVariant variant = AgGemmVariant::automatic;
   int comm_blocks = 1;     // blocks that publish the shard
   int compute_blocks = 3;  // blocks that compute C's tiles
-  std::size_t tile_m = 64;
-  std::size_t tile_n = 256;
+  // C's tile per compute step; both 0 (the default): kHostGemmTile on the host backend,
+  // kGpuGemmTile on a GPU backend (overlap.hpp).
+  std::size_t tile_m = 0;
+  std::size_t tile_n = 0;
   std::size_t chunk_rows = 64;  // rows of A per signalled chunk (push)
   // Test hook: the communication blocks wait this long before publishing each chunk, so compute
   // blocks reach their waits first. 0 in production.

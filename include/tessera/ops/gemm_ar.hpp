@@ -21,8 +21,10 @@ struct GemmArOptions {
   CommDirection direction = CommDirection::automatic;  // not for bulk_synchronous
   int comm_blocks = 1;     // workgroup_specialized / producer_consumer: blocks that communicate
   int compute_blocks = 3;  // blocks that compute (fused_sequential: blocks that do both)
-  std::size_t tile_m = 64;
-  std::size_t tile_n = 256;
+  // C's tile per compute step; both 0 (the default): kHostGemmTile on the host backend,
+  // kGpuGemmTile on a GPU backend (overlap.hpp).
+  std::size_t tile_m = 0;
+  std::size_t tile_n = 0;
   // Test hook: each tile's communication waits this long before it starts, so the PEs that wait
   // for it reach their waits first. 0 in production.
   std::uint32_t comm_delay_us = 0;

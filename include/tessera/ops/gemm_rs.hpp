@@ -19,8 +19,10 @@ namespace tessera::ops {
 
 struct GemmRsOptions {
   int compute_blocks = 4;  // blocks per PE; each computes, publishes and sums tiles
-  std::size_t tile_m = 64;
-  std::size_t tile_n = 256;
+  // C's tile per compute step; both 0 (the default): kHostGemmTile on the host backend,
+  // kGpuGemmTile on a GPU backend (overlap.hpp).
+  std::size_t tile_m = 0;
+  std::size_t tile_n = 0;
   // Test hook: each block waits this long before publishing each partial tile, so owners reach
   // their waits first. 0 in production.
   std::uint32_t comm_delay_us = 0;

@@ -50,6 +50,18 @@ bool overlap_applies(OpKind op, OverlapPattern pattern) noexcept;
 // 1.15-1.88x, and bulk-synchronous won only 3 of 16 small cases at 2 PEs, by at most 4 %, so
 // the threshold sits just below 128^3 (2 Mi multiply-adds).
 inline constexpr double kFusionThresholdMacs = 2.0 * 1024 * 1024;
+
+// A fused GEMM op's tile of C (its options' tile_m x tile_n).
+struct GemmTileShape {
+  std::size_t m = 0, n = 0;
+};
+// The tile a fused GEMM op (ag_gemm, gemm_rs, gemm_ar, gemm_as) uses when its options leave
+// tile_m and tile_n at 0 (their default), each side at most C's. On the host backend every tile
+// is one BLAS call, which packs its A and B panels again: 64 x 256 tiles reached 0.74-0.92 of the
+// BLAS's sgemm (CPU time, 512^3-2048^3), 256 x 512 tiles 0.87-0.97 (docs/performance.md). On a
+// GPU backend a block's tile stays 64 x 256.
+inline constexpr GemmTileShape kHostGemmTile{256, 512};
+inline constexpr GemmTileShape kGpuGemmTile{64, 256};
 // gemm_ar with a local k below this (fewer than 32 flops per byte it moves) runs
 // producer_consumer under `automatic`, else fused_sequential (measured on 8192 x 1024 x 64).
 inline constexpr std::size_t kGemmArProducerConsumerMaxK = 64;
