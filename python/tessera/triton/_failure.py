@@ -22,16 +22,10 @@ def _word(x):
 
 
 @triton.jit
-def record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5):
+def record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6=0, a7=0, a8=0, a9=0, a10=0):
     """Writes this PE's failure record unless an earlier failure already did (the first failure
-    of the PE is the one reported). Visible to the host once the kernel has ended."""
-    record_long(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, 0, 0, 0, 0, 0)
-
-
-@triton.jit
-def record_long(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10):
-    """record with all FAILURE_WORDS["arg_count"] (11) operands, for the kinds that need more
-    than six."""
+    of the PE is the one reported). Visible to the host once the kernel has ended. Operands
+    a6..a10 (FAILURE_WORDS["arg_count"] is 11) only for the kinds that need more than six."""
     addr = tl.load(ctx + L.FAILURE_RECORD)
     if addr != 0:
         rec = tl.cast(addr, tl.pointer_type(tl.int64))
@@ -74,16 +68,9 @@ def broadcast_abort(ctx):
 
 
 @triton.jit
-def fail(ctx, code, kind, op, a0, a1, a2, a3, a4, a5):
+def fail(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6=0, a7=0, a8=0, a9=0, a10=0):
     """A failure that ends the job (a timeout): records it, then raises the abort."""
-    record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5)
-    broadcast_abort(ctx)
-
-
-@triton.jit
-def fail_long(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10):
-    """fail with all 11 operands (record_long)."""
-    record_long(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)
+    record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)
     broadcast_abort(ctx)
 
 

@@ -24,7 +24,7 @@ from . import _proxy
 from ._checks import active_mask, and_mask, route
 from ._clock import now_ns, spin_pause
 from ._context import control_word
-from ._failure import aborting, fail, fail_long, record
+from ._failure import aborting, fail, record
 from .rma import quiet
 
 # What test_any returns when no signal holds (C++ std::size_t(-1), as an int32).
@@ -247,10 +247,10 @@ def _some_timeout(sigs, candidate, selected, seen, cmp: tl.constexpr, want, ctx)
     i1, v1 = _nth_awaited(candidate, rank, seen, 1)
     i2, v2 = _nth_awaited(candidate, rank, seen, 2)
     i3, v3 = _nth_awaited(candidate, rank, seen, 3)
-    fail_long(ctx, L.CODE_TIMEOUT, L.KIND_SOME_TIMEOUT, L.OP_WAIT_UNTIL_SOME,
-              tl.sum(tl.where(first, tl.cast(sigs, tl.int64), 0)), n | (awaited << 32),
-              tl.cast(cmp, tl.int64) | (shown << 8), want, i0 | (i1 << 32), i2 | (i3 << 32), v0,
-              v1, v2, v3, 0)
+    fail(ctx, L.CODE_TIMEOUT, L.KIND_SOME_TIMEOUT, L.OP_WAIT_UNTIL_SOME,
+         tl.sum(tl.where(first, tl.cast(sigs, tl.int64), 0)), n | (awaited << 32),
+         tl.cast(cmp, tl.int64) | (shown << 8), want, i0 | (i1 << 32), i2 | (i3 << 32), v0, v1,
+         v2, v3)
 
 
 @triton.jit
