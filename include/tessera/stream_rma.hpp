@@ -66,8 +66,10 @@ struct SignalOnStream {
 struct WaitUntilOnStream {
   template <class G>
   TESSERA_KERNEL_CODE void operator()(G g, device::Context ctx, const std::uint64_t* sig,
-                                      device::Cmp cmp, std::uint64_t value) const {
-    device::wait_until(g, ctx, sig, cmp, value);
+                                      device::Cmp cmp, std::uint64_t value,
+                                      std::uint64_t* seen) const {
+    const std::uint64_t v = device::wait_until(g, ctx, sig, cmp, value);
+    if (seen != nullptr && g.rank() == 0) *seen = v;
   }
 };
 
@@ -116,10 +118,13 @@ inline void signal_on_stream(Stream& stream, const device::Context& ctx, std::ui
 }
 
 // device::wait_until on the stream: later work on the stream starts only once local `sig`
-// CMP `value` holds (acquire); bounded by ctx.timeout_ns.
+// CMP `value` holds (acquire); bounded by ctx.timeout_ns. When `seen` is not null, the value
+// that satisfied the comparison is stored there once the wait has run (memory the stream's
+// work reaches, like the local tiles; it must outlive the wait).
 inline void wait_until_on_stream(Stream& stream, const device::Context& ctx,
-                                 const std::uint64_t* sig, device::Cmp cmp, std::uint64_t value) {
-  detail::run_on_stream(stream, detail::WaitUntilOnStream{}, ctx, sig, cmp, value);
+                                 const std::uint64_t* sig, device::Cmp cmp, std::uint64_t value,
+                                 std::uint64_t* seen = nullptr) {
+  detail::run_on_stream(stream, detail::WaitUntilOnStream{}, ctx, sig, cmp, value, seen);
 }
 
 // device::quiet on the stream.

@@ -120,6 +120,7 @@ nb::dict triton_context_layout() {
   kinds["misaligned"] = static_cast<std::uint64_t>(FailureKind::misaligned);
   kinds["team_not_member"] = static_cast<std::uint64_t>(FailureKind::team_not_member);
   kinds["team_barrier_timeout"] = static_cast<std::uint64_t>(FailureKind::team_barrier_timeout);
+  kinds["some_timeout"] = static_cast<std::uint64_t>(FailureKind::some_timeout);
   d["failure_kinds"] = kinds;
 
   nb::dict ops;

@@ -297,14 +297,23 @@ void bind_runtime(nb::module_& m) {
              std::optional<double> timeout) {
             Runtime& rt = s.rt();
             Buffer b = buffer_of(sig, false, "wait_until", rt.pe());
+            // The value the wait saw, written by the stream's work: held like its other
+            // arguments, so an interrupted synchronize cannot leave the wait writing freed memory.
+            auto* seen = new std::uint64_t(0);
+            nb::capsule keep_seen(seen,
+                                  [](void* p) noexcept { delete static_cast<std::uint64_t*>(p); });
             wait_until_on_stream(rt.stream(), context_with(rt, timeout),
-                                 signal_word(b, "wait_until", rt.pe()), cmp_from(cmp), value);
+                                 signal_word(b, "wait_until", rt.pe()), cmp_from(cmp), value, seen);
             s.state->in_flight.push_back(b.keep);
+            s.state->in_flight.push_back(keep_seen);
             s.state->synchronize("wait_until");
+            return *seen;
           },
           "sig"_a, "cmp"_a, "value"_a, "timeout"_a = nb::none(),
-          "Blocks until the local signal word `sig` CMP value (acquire). Bounded by timeout "
-          "(seconds; default the runtime's): raises TimeoutError naming the PE and offset.")
+          "Blocks until the local signal word `sig` CMP value (acquire) and returns the value that "
+          "satisfied the comparison (as the device wait_until does; the word may change again "
+          "after). Bounded by timeout (seconds; default the runtime's): raises TimeoutError "
+          "naming the PE and offset.")
       .def(
           "device_barrier",
           [](const PyRuntime& s, std::optional<double> timeout) {

@@ -97,6 +97,43 @@ TEST(FailureRecord, AWaitTimeoutReadsAsTheCppWaitsDiagnostic) {
       o);
 }
 
+// A some_timeout record (a Triton wait_until_some's) reads as C++'s wait_until_some timeout:
+// four awaited signals of five, all four values shown in both. A record claiming more than four
+// shown values is one this version cannot read.
+TEST(FailureRecord, AWaitUntilSomeTimeoutReadsAsTheCppDiagnostic) {
+  PeOptions o;
+  o.timeout = std::chrono::milliseconds(100);
+  run_pes(
+      1,
+      [](Runtime& rt) {
+        const auto ctx = rt.device_context();
+        auto sig = rt.alloc<std::uint64_t>(5);
+        for (std::size_t i = 0; i < 5; ++i) sig[i] = i == 0 ? 9 : i;
+        std::uint64_t* s = sig.get();
+        launch(rt.stream(), 1, [=](td::Block g) {
+          int status[5] = {1, 0, 0, 0, 0};
+          std::size_t indices[5] = {};
+          td::wait_until_some(g, ctx, s, 5, status, indices, td::Cmp::ge, 5);
+        });
+        const Error cpp = expect_error(ErrorCode::timeout, [&] { rt.stream().synchronize(); });
+        EXPECT_THAT(cpp.message(), ::testing::HasSubstr("none of 4 awaited signals (of 5) from "
+                                                        "signal at heap offset"));
+        const std::uint64_t ge = static_cast<std::uint64_t>(td::Cmp::ge);
+        write_record(rt, td::FailureCode::timeout, FailureKind::some_timeout, "wait_until_some",
+                     {addr(s), 5 | std::uint64_t{4} << 32, ge | 4 << 8, 5,
+                      1 | std::uint64_t{2} << 32, 3 | std::uint64_t{4} << 32, 1, 2, 3, 4});
+        const Error triton = expect_error(ErrorCode::timeout, [&] { rt.check_device_failure(); });
+        EXPECT_EQ(triton.message(), cpp.message());
+        rt.check_device_failure();  // reported once
+
+        write_record(rt, td::FailureCode::timeout, FailureKind::some_timeout, "wait_until_some",
+                     {addr(s), 5 | std::uint64_t{4} << 32, ge | 5 << 8, 5});
+        const Error bad = expect_error(ErrorCode::internal, [&] { rt.check_device_failure(); });
+        EXPECT_THAT(bad.message(), ::testing::HasSubstr("unknown kind 12"));
+      },
+      o);
+}
+
 TEST(FailureRecord, BadPesAndPointersReadAsTheCppChecks) {
   PeOptions o;
   o.checked = true;

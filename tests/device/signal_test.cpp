@@ -177,8 +177,10 @@ TEST(Signal, HostMirrorsMoveDataInStreamOrder) {
     quiet_on_stream(s, ctx);
     barrier_on_stream(s, ctx);
     signal_on_stream(s, ctx, sig.get(), 5, td::SignalOp::add, other);
-    wait_until_on_stream(s, ctx, sig.get(), td::Cmp::ge, 6);
+    std::uint64_t seen = 0;  // the value the wait saw: 1 (set), then + 5
+    wait_until_on_stream(s, ctx, sig.get(), td::Cmp::ge, 6, &seen);
     s.synchronize();
+    EXPECT_EQ(seen, 6u);
     for (int i = 0; i < 16; ++i) EXPECT_EQ(box[static_cast<std::size_t>(i)], other * 100 + i);
     rt.barrier();
   });

@@ -3,6 +3,7 @@
 // a member that never comes, a barrier entered by two groups of one PE).
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_test_util.hpp"
@@ -219,49 +220,97 @@ TEST(DeviceTeam, BarrierWordsAndTheTeamsCollectivesDoNotDisturbEachOther) {
   });
 }
 
-// Checked mode: every block of a grid calling the barrier (documented as wrong) is reported,
-// naming the call and two of the groups. Fails before: the barrier returned in every block, each
-// block counting as one more arrival, so no block waited for the others (silently wrong).
-TEST(DeviceTeam, CheckedBarrierEnteredByTwoBlocksOfOneLaunchIsReported) {
+// Checked mode: a second group of one PE entering a barrier while the first is inside is
+// reported, naming the call and both groups. Made certain, not likely: PE 0's block 0 enters
+// (and cannot leave: PE 1 has not arrived), block 1 enters once block 0 has counted its entry,
+// and only then is PE 1 let in. For the world barrier by blocks, the team barrier, and the
+// world barrier by threads. (Before issue 17 the second block passed, counting as one more
+// arrival, so nobody waited for anybody: silently wrong.)
+TEST(DeviceTeam, CheckedBarrierEnteredByASecondGroupWhileTheFirstIsInsideIsReported) {
   for (int which = 0; which < 3; ++which) {
     run_pes(
-        1,
+        2,
         [which](Runtime& rt) {
           const auto ctx = rt.device_context();
           const Team world = team_world(rt);
-          launch(rt.stream(), 4, [=](td::Block g) {
+          auto go = rt.alloc<std::uint64_t>(1);
+          go[0] = 0;
+          rt.barrier();
+          std::uint64_t* entered =
+              which == 1 ? td::TeamBarrierWords::words(world) + td::TeamBarrierWords::kEntered
+                         : ctx.control_page + td::Context::kBarrierEntered;
+          const std::uint64_t before =
+              td::platform::atomic_load(entered, td::Sem::acquire, td::Scope::device);
+          std::uint64_t* gate = go.get();
+          auto enter = [=](td::Block g) {
             if (which == 0) td::barrier(g, ctx);
             if (which == 1) td::barrier(g, ctx, world);
             if (which == 2) td::barrier(td::Thread{}, ctx);
-          });
-          Error e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
-          EXPECT_THAT(
-              e.message(),
-              AllOf(HasSubstr(which == 1 ? "barrier on team (start 0, stride 1, size 1) on PE 0 "
-                                         : "barrier on PE 0 entered by "),
-                    HasSubstr(which == 2 ? "thread 0 of block " : " by block "),
-                    HasSubstr("a barrier is entered by one group per PE")));
-          EXPECT_THAT(e.message(),
-                      ::testing::AnyOf(HasSubstr("of one launch"), HasSubstr("at once")));
+          };
+          if (rt.pe() == 0) {
+            launch(rt.stream(), 2, [=](td::Block g) {
+              if (g.block_id() == 0) {
+                enter(g);
+                return;
+              }
+              while (td::platform::atomic_load(entered, td::Sem::acquire, td::Scope::device) ==
+                     before)
+                std::this_thread::yield();
+              try {
+                enter(g);
+              } catch (...) {
+                td::signal(ctx, gate, 1, td::SignalOp::set, 1);  // now PE 1 may come
+                throw;
+              }
+              td::signal(ctx, gate, 1, td::SignalOp::set, 1);
+            });
+            Error e = expect_error(ErrorCode::invalid_argument, [&] { rt.stream().synchronize(); });
+            EXPECT_THAT(e.message(),
+                        AllOf(HasSubstr(which == 1 ? "barrier on team (start 0, stride 1, size 2) "
+                                                     "on PE 0 entered by "
+                                                   : "barrier on PE 0 entered by "),
+                              HasSubstr(which == 2 ? "thread 0 of block 0 and thread 0 of block 1"
+                                                   : "by block 0 and block 1"),
+                              HasSubstr("a barrier is entered by one group per PE at a time")));
+            EXPECT_THAT(e.message(),
+                        ::testing::AnyOf(HasSubstr("of one launch"), HasSubstr("at once")));
+          } else {
+            launch(rt.stream(), 1, [=](td::Block g) {
+              td::wait_until(g, ctx, gate, td::Cmp::ge, 1);
+              enter(g);
+            });
+            rt.stream().synchronize();
+          }
+          rt.barrier();
         },
         with_check(true));
   }
 }
 
-// Two PEs, every block of each PE's grid in the barrier: reported on some PE; every PE's grid
-// fails (the others learn of the abort or hit the check themselves) instead of passing silently.
-TEST(DeviceTeam, CheckedBarrierEnteredByEveryBlockOnTwoPesFailsEverywhere) {
+// A rotating leader: the blocks of one launch take turns entering the barriers, each alone
+// (block b waits until block b - 1 has left them). These are successive barriers, one group
+// inside at a time, so checked mode lets them pass. Fails before: the check also reported a
+// second group of the same launch entering after the first had left ("... of one launch").
+TEST(DeviceTeam, CheckedBarrierEnteredInTurnByTheBlocksOfOneLaunchPasses) {
   run_pes(
       2,
       [](Runtime& rt) {
         const auto ctx = rt.device_context();
-        launch(rt.stream(), 3, [=](td::Block g) { td::barrier(g, ctx); });
-        try {
-          rt.stream().synchronize();
-          ADD_FAILURE() << "PE " << rt.pe() << ": a barrier entered by 3 blocks passed";
-        } catch (const Error& e) {
-          EXPECT_THAT(e.message(), HasSubstr("a barrier is entered by one group per PE"));
-        }
+        const Team world = team_world(rt);
+        auto turn = rt.alloc<std::uint64_t>(1);
+        turn[0] = 0;
+        rt.barrier();
+        std::uint64_t* t = turn.get();
+        launch(rt.stream(), 3, [=](td::Block g) {
+          td::wait_until(g, ctx, t, td::Cmp::ge, static_cast<std::uint64_t>(g.block_id()));
+          td::barrier(g, ctx);
+          td::barrier(g, ctx, world);
+          td::sync_all(g, ctx);
+          if (g.rank() == 0) td::signal(ctx, t, 1, td::SignalOp::add, ctx.my_pe);
+        });
+        rt.stream().synchronize();
+        EXPECT_EQ(td::signal_fetch(t), 3u);
+        rt.barrier();
       },
       with_check(true));
 }

@@ -44,9 +44,9 @@ def team_barrier(ctx, team):
 
 @triton.jit
 def wait_for_some(sigs, status, ctx):
-    """wait_until_some over 4 signals, of which status skips the first."""
-    offs = tl.arange(0, 4)
-    tx.wait_until_some(sigs + offs, status + offs, status + offs, tx.GE, 1, ctx)
+    """wait_until_some (>= 100) over 8 signals, of which status skips the first."""
+    offs = tl.arange(0, 8)
+    tx.wait_until_some(sigs + offs, status + offs, status + offs, tx.GE, 100, ctx)
 
 
 def say(line):
@@ -59,7 +59,7 @@ def job(mode):
     if mode == "team":
         rt.team_world()  # collective: PE 1 makes it too
     pad = rt.zeros(24, "uint64")  # so the signal is not at offset 0
-    sig = rt.zeros(4, "uint64")
+    sig = rt.zeros(8, "uint64")
     rt.barrier()
     ctx = tx.context(rt)
     say(f"PE {rt.pe}: offset {sig.offset} pad {pad.offset}")
@@ -71,8 +71,10 @@ def job(mode):
             elif mode == "team":
                 team_barrier[(1, )](ctx, tx.team(rt, rt.team_world()))
             elif mode == "some":
-                status = torch.tensor([1, 0, 0, 0], dtype=torch.int64)
-                wait_for_some[(1, )](torch.from_dlpack(sig), status, ctx)
+                words = torch.from_dlpack(sig)
+                words.copy_(torch.arange(8) * 10)  # signal i holds 10 i
+                status = torch.tensor([1, 0, 0, 0, 0, 0, 0, 0], dtype=torch.int64)
+                wait_for_some[(1, )](words, status, ctx)
             else:
                 barrier[(1, )](ctx)
         else:
@@ -122,14 +124,16 @@ def test_wait_that_never_completes_times_out_and_the_other_pe_sees_peer_lost():
     assert proc.returncode != 0
 
 
-def test_wait_until_some_that_never_completes_names_the_lowest_candidate():
+def test_wait_until_some_that_never_completes_reads_as_the_cpp_timeout():
     proc, lines, offset = run_job("some")
     text, after = lines[0]
-    # Signal 0 is skipped by its status: the diagnostic names signal 1, 8 bytes further.
+    # C++'s wording (report_some_timeout): the awaited count (signal 0 is skipped by its status)
+    # of the 8, the first signal, then the awaited ones as [index]=value, four of the seven here.
     assert re.fullmatch(
         f"TimeoutError: tessera \\[PE 0\\] Timeout: wait_until_some on PE 0 timed out after "
-        f"{TIMEOUT_S * 1000} ms: signal at heap offset {offset + 8} \\(allocation #1: offset "
-        f"{offset}, \\d+ bytes\\) awaited \\(value >= 1\\), saw 0", text), proc.stdout
+        f"{TIMEOUT_S * 1000} ms: none of 7 awaited signals \\(of 8\\) from signal at heap offset "
+        f"{offset} \\(allocation #1: offset {offset}, \\d+ bytes\\) reached \\(value >= 100\\); "
+        f"saw \\[1\\]=10 \\[2\\]=20 \\[3\\]=30 \\[4\\]=40 \\.\\.\\.", text), proc.stdout
     assert TIMEOUT_S <= after < TIMEOUT_S + 5, proc.stdout
     assert lines[1][0].startswith("PeerLostError: tessera [PE 1] PeerLost: wait_until on PE 1 "
                                   "gave up: PE 0 failed"), proc.stdout

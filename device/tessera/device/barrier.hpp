@@ -4,9 +4,10 @@
 // whole-job counters live in the control area Runtime::init maps with the heap (reached through
 // ctx.control_page), a team's at the end of its workspace (TeamBarrierWords in team.hpp).
 //
-// Every barrier is entered by exactly one group per PE (one Thread, Warp or Block, not every
-// block of a grid); in checked mode (TESSERA_CHECK=1) a barrier entered by a second group of the
-// same PE, while the first is inside or in the same launch, is reported naming both groups.
+// Every barrier is entered by exactly one group per PE at a time (one Thread, Warp or Block, not
+// every block of a grid at once; different groups may take turns, each entering alone); in
+// checked mode (TESSERA_CHECK=1) a barrier entered by a second group of the same PE while the
+// first is inside is reported naming both groups.
 // grid_sync (grid.hpp) is the barrier among the blocks of one launch.
 #pragma once
 

@@ -45,8 +45,9 @@ struct Context {
   static constexpr std::size_t kBarrierArrivals = 0;
   static constexpr std::size_t kBarrierEntered = 8;  // its own cache line
   // Checked mode (barrier_funcs.hpp's one-group check): the tag of the group inside a world
-  // barrier on this PE now (0 when none), then the launch and tag of the last group that entered
-  // one. This PE's own words, in kBarrierEntered's line.
+  // barrier on this PE now (0 when none), then the launch of the last group that entered one
+  // (kBarrierLastGroup is no longer written; kept so the layout stays). This PE's own words, in
+  // kBarrierEntered's line.
   static constexpr std::size_t kBarrierOccupant = 9;
   static constexpr std::size_t kBarrierLastLaunch = 10;
   static constexpr std::size_t kBarrierLastGroup = 11;

@@ -18,12 +18,12 @@ namespace tessera::device {
 struct FailureRecord {
   // Word indices.
   static constexpr std::size_t kState = 0;
-  static constexpr std::size_t kCode = 1;  // FailureCode
-  static constexpr std::size_t kKind = 2;  // FailureKind
-  static constexpr std::size_t kOp = 3;    // index into kFailureOps: the failing call
-  static constexpr std::size_t kPe = 4;    // the PE that failed (this PE)
-  static constexpr std::size_t kArgs = 5;  // kArgCount operands; their meaning is the kind's
-  static constexpr std::size_t kArgCount = 6;
+  static constexpr std::size_t kCode = 1;       // FailureCode
+  static constexpr std::size_t kKind = 2;       // FailureKind
+  static constexpr std::size_t kOp = 3;         // index into kFailureOps: the failing call
+  static constexpr std::size_t kPe = 4;         // the PE that failed (this PE)
+  static constexpr std::size_t kArgs = 5;       // kArgCount operands; their meaning is the kind's
+  static constexpr std::size_t kArgCount = 11;  // up to the record's end
   static constexpr std::size_t kWords = 16;
 
   // Values of word kState.
@@ -46,6 +46,11 @@ enum class FailureKind : std::uint64_t {
   // Team barriers (tessera.triton barrier(ctx, team)).
   team_not_member = 10,       // team start, stride, size, my_rank, whether it has barrier words
   team_barrier_timeout = 11,  // barrier number, arrivals seen, team start, stride, size, words
+  // A wait on several signals (tessera.triton wait_until_some) that nothing satisfied: address
+  // of the first signal, n | awaited << 32, Cmp | shown << 8 (shown <= 4), value awaited, then
+  // the first `shown` awaited signals' indices (two per word: low 32 bits first) and values
+  // (args[6 + j]).
+  some_timeout = 12,
 };
 
 // The calls a record names, by index (word kOp). New calls are appended, so a record's index

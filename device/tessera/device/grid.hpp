@@ -16,6 +16,9 @@ namespace tessera::device {
 // after it. Every block of the grid calls it, the same number of times; the grid must be one
 // tessera::launch made (all blocks co-resident: a thread per block on the host backend, a
 // cooperative launch on GPUs). Bounded by ctx.timeout_ns on the host backend.
+// Block only: every thread of the grid must be in it (its visibility promise covers them all,
+// and this_grid().sync() hangs unless every thread reaches it), which is what Block means; a
+// Thread or Warp form would be either this under another name or a hang (docs/device-api.md).
 TESSERA_KERNEL_CODE inline void grid_sync(Block blk, const Context& ctx);
 
 namespace detail {

@@ -55,8 +55,8 @@ TESSERA_HOST_DEVICE constexpr int translate(const Team& from, int rank, const Te
 //               this PE touches it.
 //   kOccupant   checked mode: the tag (GroupTag in barrier_funcs.hpp) of the group inside a
 //               barrier on this PE right now, 0 when none; this PE only.
-//   kLastLaunch, kLastGroup   checked mode: the launch and group tag of the group that entered
-//               last on this PE; this PE only.
+//   kLastLaunch checked mode: the launch of the group that entered last on this PE (it only
+//               words the report); this PE only. kLastGroup is no longer written.
 //   kSeen + r   the number of barriers member r has entered, written by r (relaxed) before its
 //               arrivals, so a barrier that times out names the members that never came.
 struct TeamBarrierWords {

@@ -22,9 +22,10 @@ def _word(x):
 
 
 @triton.jit
-def record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5):
+def record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6=0, a7=0, a8=0, a9=0, a10=0):
     """Writes this PE's failure record unless an earlier failure already did (the first failure
-    of the PE is the one reported). Visible to the host once the kernel has ended."""
+    of the PE is the one reported). Visible to the host once the kernel has ended. Operands
+    a6..a10 (FAILURE_WORDS["arg_count"] is 11) only for the kinds that need more than six."""
     addr = tl.load(ctx + L.FAILURE_RECORD)
     if addr != 0:
         rec = tl.cast(addr, tl.pointer_type(tl.int64))
@@ -42,6 +43,11 @@ def record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5):
             tl.store(rec + L.REC_ARGS + 3, _word(a3))
             tl.store(rec + L.REC_ARGS + 4, _word(a4))
             tl.store(rec + L.REC_ARGS + 5, _word(a5))
+            tl.store(rec + L.REC_ARGS + 6, _word(a6))
+            tl.store(rec + L.REC_ARGS + 7, _word(a7))
+            tl.store(rec + L.REC_ARGS + 8, _word(a8))
+            tl.store(rec + L.REC_ARGS + 9, _word(a9))
+            tl.store(rec + L.REC_ARGS + 10, _word(a10))
             tl.atomic_xchg(rec + L.REC_STATE, tl.cast(L.REC_COMPLETE, tl.int64), sem="release",
                            scope="sys")
 
@@ -62,9 +68,9 @@ def broadcast_abort(ctx):
 
 
 @triton.jit
-def fail(ctx, code, kind, op, a0, a1, a2, a3, a4, a5):
+def fail(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6=0, a7=0, a8=0, a9=0, a10=0):
     """A failure that ends the job (a timeout): records it, then raises the abort."""
-    record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5)
+    record(ctx, code, kind, op, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)
     broadcast_abort(ctx)
 
 

@@ -46,7 +46,7 @@ TEAM_WORDS = {"start": 0, "stride": 1, "size": 2, "my_rank": 3, "workspace": 4,
 # count of barriers entered, and member r's count of barriers entered at seen + r.
 TEAM_BARRIER = {"arrivals": 0, "entered": 8, "seen": 16}
 
-FAILURE_WORDS = {"state": 0, "code": 1, "kind": 2, "op": 3, "pe": 4, "args": 5, "arg_count": 6,
+FAILURE_WORDS = {"state": 0, "code": 1, "kind": 2, "op": 3, "pe": 4, "args": 5, "arg_count": 11,
                  "words": 16}
 FAILURE_STATES = {"empty": 0, "writing": 1, "complete": 2}
 FAILURE_CODES = {"timeout": 0, "invalid_argument": 1, "transport": 2, "peer_lost": 3}
@@ -62,6 +62,7 @@ FAILURE_KINDS = {
     "misaligned": 9,  # C++ checked mode's misaligned word (Triton kernels do not check alignment)
     "team_not_member": 10,  # the team barrier
     "team_barrier_timeout": 11,
+    "some_timeout": 12,  # wait_until_some: the C++ "none of k awaited signals" text
 }
 _OPS = ("translate", "load", "store", "put", "get", "atomic_add", "atomic_sub", "atomic_xchg",
         "atomic_cas", "atomic_and", "atomic_or", "atomic_xor", "atomic_min", "atomic_max",
@@ -144,6 +145,7 @@ KIND_PROXY_TIMEOUT = tl.constexpr(FAILURE_KINDS["proxy_timeout"])
 KIND_PROXY_FAILED = tl.constexpr(FAILURE_KINDS["proxy_failed"])
 KIND_TEAM_NOT_MEMBER = tl.constexpr(FAILURE_KINDS["team_not_member"])
 KIND_TEAM_BARRIER_TIMEOUT = tl.constexpr(FAILURE_KINDS["team_barrier_timeout"])
+KIND_SOME_TIMEOUT = tl.constexpr(FAILURE_KINDS["some_timeout"])
 
 OP_TRANSLATE = tl.constexpr(FAILURE_OPS["translate"])
 OP_LOAD = tl.constexpr(FAILURE_OPS["load"])

@@ -223,6 +223,37 @@ def _mark_found(found, status, indices):
 
 
 @triton.jit
+def _nth_awaited(candidate, rank, seen, j):
+    """(index, value) of the j-th awaited signal (0, 0 when there are fewer)."""
+    N: tl.constexpr = candidate.shape[0]
+    pick = candidate & (rank == j)
+    index = tl.sum(tl.where(pick, tl.arange(0, N), 0).to(tl.int64))
+    return index, tl.sum(tl.where(pick, seen, 0))
+
+
+@triton.jit
+def _some_timeout(sigs, candidate, selected, seen, cmp: tl.constexpr, want, ctx):
+    """Records wait_until_some's timeout as a some_timeout record (the C++ text: "none of k
+    awaited signals (of n) from <first> reached (...); saw [i]=v ..."), with the first four
+    awaited signals' indices and values, and raises the abort."""
+    N: tl.constexpr = sigs.shape[0]
+    i = tl.arange(0, N)
+    first = i == tl.min(tl.where(selected, i, N))
+    n = tl.sum(selected.to(tl.int64))
+    awaited = tl.sum(candidate.to(tl.int64))
+    shown = tl.minimum(awaited, 4)
+    rank = tl.cumsum(candidate.to(tl.int32), 0) - 1
+    i0, v0 = _nth_awaited(candidate, rank, seen, 0)
+    i1, v1 = _nth_awaited(candidate, rank, seen, 1)
+    i2, v2 = _nth_awaited(candidate, rank, seen, 2)
+    i3, v3 = _nth_awaited(candidate, rank, seen, 3)
+    fail(ctx, L.CODE_TIMEOUT, L.KIND_SOME_TIMEOUT, L.OP_WAIT_UNTIL_SOME,
+         tl.sum(tl.where(first, tl.cast(sigs, tl.int64), 0)), n | (awaited << 32),
+         tl.cast(cmp, tl.int64) | (shown << 8), want, i0 | (i1 << 32), i2 | (i3 << 32), v0, v1,
+         v2, v3)
+
+
+@triton.jit
 def test_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=None):
     """wait_until_some's sweep without the wait: every candidate of the 1-D block `sigs` (masked
     in, status 0) that compares `cmp` to `value` now gets status 1 and its index written to
@@ -244,10 +275,9 @@ def wait_until_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=N
     untouched. So a consumer drains several arrivals without resetting a signal: call again
     with the same status until every index was found. No candidate: returns 0 at once. Reads
     with acquire at system scope (this program sees what each found signal's writer released);
-    bounded like wait_until (the timeout names the lowest candidate); 0 after a failure."""
+    bounded like wait_until (the timeout reads as C++'s: "none of k awaited signals (of n) from
+    <first signal> reached (...); saw [i]=v ...", up to four values); 0 after a failure."""
     tl.static_assert(len(sigs.shape) == 1, "wait_until_some takes a 1-D block of signals")
-    N: tl.constexpr = sigs.shape[0]
-    i = tl.arange(0, N)
     candidate, ok = _candidates(sigs, status, ctx, mask, L.OP_WAIT_UNTIL_SOME)
     want = tl.cast(value, tl.uint64)
     seen = _read_signals(sigs, candidate)
@@ -271,10 +301,7 @@ def wait_until_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=N
                 seen = _read_signals(sigs, candidate)
                 found = candidate & _holds(seen, cmp, want)
                 if tl.max(found.to(tl.int32)) == 0:
-                    lowest = i == tl.min(tl.where(candidate, i, N))
-                    fail(ctx, L.CODE_TIMEOUT, L.KIND_WAIT_TIMEOUT, L.OP_WAIT_UNTIL_SOME,
-                         tl.sum(tl.where(lowest, tl.cast(sigs, tl.int64), 0)), cmp, want,
-                         tl.sum(tl.where(lowest, seen, 0)), -1, 0)
+                    _some_timeout(sigs, candidate, active_mask(sigs, mask), seen, cmp, want, ctx)
                 done = True
     return _mark_found(found, status, indices)
 

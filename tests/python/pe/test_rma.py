@@ -89,6 +89,20 @@ def test_signal_and_wait(rt):
     sig.free()
 
 
+def test_wait_until_returns_the_value_it_saw(rt):
+    """The wait returns the word's value that satisfied the comparison, not the value compared
+    against: 5 for >= 3. The barrier keeps the second signal out of the first wait."""
+    right, left = neighbours(rt)
+    with rt.zeros(1, "uint64") as sig:
+        rt.signal(sig, 5, right, op="add")
+        seen = rt.wait_until(sig, ">=", 3)
+        assert type(seen) is int and seen == 5
+        rt.barrier()
+        rt.signal(sig, 2, right, op="add")
+        assert rt.wait_until(sig, "==", 7, timeout=10) == 7
+        rt.barrier()
+
+
 def test_gil_released_in_wait(rt):
     """A Python thread of this PE sets the signal the main thread waits for, after ~50 ms of
     Python work that needs the GIL many times over: it finishes only when wait_until releases the

@@ -49,7 +49,7 @@ struct BarrierSite {
   std::uint64_t* entered;   // this PE's count of barriers entered
   std::uint64_t* seen;      // member rank 0's seen word (member r's is seen + r)
   int seen_members;         // members r < seen_members have a seen word
-  std::uint64_t* occupant;  // checked mode: occupant, then last launch, then last group tag
+  std::uint64_t* occupant;  // checked mode: occupant, then the last launch that entered
   Team members;             // world PEs taking part, my_rank this PE's rank
   bool team;                // a team barrier (named with its team in diagnostics)
 };
@@ -128,30 +128,28 @@ TESSERA_NORETURN TESSERA_COLD TESSERA_HOST_DEVICE inline void report_second_grou
   m << " and ";
   describe_group(m, second);
   m << (one_launch ? " of one launch" : " at once")
-    << ": a barrier is entered by one group per PE (one Thread, Warp or Block, not every block "
-       "of a grid; grid_sync syncs the blocks of one launch)";
+    << ": a barrier is entered by one group per PE at a time (one Thread, Warp or Block, not "
+       "every block of a grid; grid_sync syncs the blocks of one launch)";
   platform::report_failure(FailureCode::invalid_argument, m.c_str());
 }
 
 // Checked mode, on entry: claims the occupant word for this group, and fails when another group
-// of this PE is inside the barrier now or entered it earlier in the same launch.
+// of this PE is inside the barrier now. Groups entering one after another (a rotating leader:
+// the blocks of one launch taking turns, each entering alone) are successive barriers, which is
+// fine; only entry by a second group while the first is inside is wrong. The last launch word
+// only words the report ("of one launch" when the group inside came from the same launch).
 TESSERA_HOST_DEVICE inline void claim_barrier(const Context& ctx, const BarrierSite& s,
                                               const char* what, std::uint64_t tag) {
   const std::uint64_t launch = platform::launch_id();
   std::uint64_t* last_launch = s.occupant + 1;
-  std::uint64_t* last_group = s.occupant + 2;
   const std::uint64_t inside = platform::atomic_compare_exchange(s.occupant, std::uint64_t{0}, tag,
                                                                  Sem::acq_rel, Scope::device);
-  const bool same_launch =
-      launch != 0 && platform::atomic_load(last_launch, Sem::relaxed, Scope::device) == launch;
-  if (inside != 0) report_second_group(ctx, s, what, inside, tag, same_launch);
-  const std::uint64_t before = platform::atomic_load(last_group, Sem::relaxed, Scope::device);
-  if (same_launch && before != tag) {
-    platform::atomic_store(s.occupant, std::uint64_t{0}, Sem::release, Scope::device);
-    report_second_group(ctx, s, what, before, tag, true);
+  if (inside != 0) {
+    const bool same_launch =
+        launch != 0 && platform::atomic_load(last_launch, Sem::relaxed, Scope::device) == launch;
+    report_second_group(ctx, s, what, inside, tag, same_launch);
   }
   platform::atomic_store(last_launch, launch, Sem::relaxed, Scope::device);
-  platform::atomic_store(last_group, tag, Sem::relaxed, Scope::device);
 }
 
 // The diagnostic of a team barrier timing out: the team, the barrier's number, the counter

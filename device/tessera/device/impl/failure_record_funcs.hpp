@@ -141,6 +141,18 @@ TESSERA_COLD inline bool describe_failure_record(Message& m, const Context& ctx,
       code = FailureCode::timeout;
       describe_team_barrier_record(m, ctx, what, a);
       return true;
+    case FailureKind::some_timeout: {
+      const std::uint64_t cmp = a[2] & 0xFF, shown = a[2] >> 8;
+      if (cmp > static_cast<std::uint64_t>(Cmp::le) || shown > 4) break;
+      std::uint64_t index[4] = {};
+      for (std::uint64_t j = 0; j < shown; ++j)
+        index[j] = (a[4 + j / 2] >> (32 * (j % 2))) & 0xFFFFFFFFu;
+      code = FailureCode::timeout;
+      describe_some_timeout(m, ctx, what, reinterpret_cast<const std::uint64_t*>(a[0]),
+                            a[1] & 0xFFFFFFFFu, a[1] >> 32, true, static_cast<Cmp>(cmp), a[3],
+                            index, &a[6], static_cast<std::size_t>(shown));
+      return true;
+    }
   }
   m << what << " on PE " << ctx.my_pe << ": failure record of unknown kind " << rec[R::kKind]
     << " (operands " << a[0] << ", " << a[1] << ", " << a[2] << ")";

@@ -142,36 +142,56 @@ TESSERA_HOST_DEVICE inline void check_status_arrays(const Context& ctx, const in
   platform::report_failure(FailureCode::invalid_argument, m.c_str());
 }
 
-// The timeout of a wait on several signals: none of the awaited ones qualified. Without a status
-// mask: "none of n signals from <first> reached (...); saw v0 v1 ..."; with one, the count of the
-// unmasked signals and each one's index: "none of k awaited signals (of n) ...; saw [i]=v ...".
+// The diagnostic of a wait on several signals that ran out of time: none of the awaited ones
+// qualified. Without a status mask: "none of n signals from <first> reached (...); saw v0 v1
+// ..."; with one (`masked`), the count of the unmasked signals and each one's index: "none of k
+// awaited signals (of n) ...; saw [i]=v ...". `index` and `seen` hold the first `shown` awaited
+// signals (" ..." follows when awaited > shown). Shared with the host's reading of a failure
+// record (a Triton wait_until_some's timeout).
+TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_some_timeout(
+    Message& m, const Context& ctx, const char* what, const std::uint64_t* first, std::uint64_t n,
+    std::uint64_t awaited, bool masked, Cmp cmp, std::uint64_t value, const std::uint64_t* index,
+    const std::uint64_t* seen, std::size_t shown) {
+  m << what << " on PE " << ctx.my_pe << " timed out after "
+    << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: none of " << awaited;
+  if (masked) {
+    m << " awaited signals (of " << n << ") from ";
+  } else {
+    m << " signals from ";
+  }
+  describe_signal(m, ctx, first);
+  m << " reached (value " << to_string(cmp) << " " << value << "); saw";
+  for (std::size_t j = 0; j < shown; ++j) {
+    m << " ";
+    if (masked) m << "[" << index[j] << "]=";
+    m << seen[j];
+  }
+  if (awaited > shown) m << " ...";
+}
+
+// Reports such a timeout of the C++ waits (up to 8 values shown), after marking the job as
+// aborting.
 TESSERA_NORETURN TESSERA_COLD TESSERA_HOST_DEVICE inline void report_some_timeout(
     const Context& ctx, const char* what, const std::uint64_t* sigs, std::size_t n,
     const int* status, Cmp cmp, std::uint64_t value) {
   broadcast_abort(ctx);
-  Message m;
+  constexpr std::size_t kShown = 8;
+  std::uint64_t index[kShown] = {};
+  std::uint64_t seen[kShown] = {};
   std::size_t awaited = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (status == nullptr || status[i] == 0) ++awaited;
-  m << what << " on PE " << ctx.my_pe << " timed out after "
-    << static_cast<std::uint64_t>(ctx.timeout_ns / 1000000) << " ms: none of "
-    << static_cast<std::uint64_t>(awaited);
-  if (status != nullptr) {
-    m << " awaited signals (of " << static_cast<std::uint64_t>(n) << ") from ";
-  } else {
-    m << " signals from ";
-  }
-  describe_signal(m, ctx, sigs);
-  m << " reached (value " << to_string(cmp) << " " << value << "); saw";
   std::size_t shown = 0;
-  for (std::size_t i = 0; i < n && shown < 8; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     if (status != nullptr && status[i] != 0) continue;
-    m << " ";
-    if (status != nullptr) m << "[" << static_cast<std::uint64_t>(i) << "]=";
-    m << platform::atomic_load(&sigs[i], Sem::relaxed, Scope::system);
-    ++shown;
+    ++awaited;
+    if (shown < kShown) {
+      index[shown] = i;
+      seen[shown] = platform::atomic_load(&sigs[i], Sem::relaxed, Scope::system);
+      ++shown;
+    }
   }
-  if (awaited > shown) m << " ...";
+  Message m;
+  describe_some_timeout(m, ctx, what, sigs, n, awaited, status != nullptr, cmp, value, index, seen,
+                        shown);
   platform::report_failure(FailureCode::timeout, m.c_str());
 }
 
