@@ -1,0 +1,59 @@
+// The typed device suites of tests/device/device_suites.hpp on the cuda backend: the same source
+// the host backend runs (device_rma_test, device_signal_test, device_atomic_test), compiled by
+// nvcc -- RMA for 12 (group, element) pairs, every tile shape and op between every pair of PEs;
+// put_signal over twenty epochs, wait_until for every comparison, wait_until_all/any for Thread,
+// Warp and Block; every remote atomic with its exact result and a contended fetch_add from
+// every thread of every PE -- between PEs that are processes sharing the GPU
+// (gpu_test_env.hpp). One gtest case per suite case, so run_gpu_cases.sh runs each as its own
+// job; the names are the host tests' names with the suite in front.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "../device/device_suites.hpp"
+#include "gpu_test_env.hpp"
+
+namespace tessera::gpu_test {
+namespace {
+
+struct Param {
+  const char* suite;
+  suites::Case c;
+};
+
+// gtest prints a case by its name.
+[[maybe_unused]] void PrintTo(const Param& p, std::ostream* os) {
+  *os << p.suite << "_" << p.c.name;
+}
+
+template <std::size_t N>
+void add(std::vector<Param>& out, const char* suite, const suites::Case (&cases)[N]) {
+  for (const auto& c : cases) out.push_back({suite, c});
+}
+
+std::vector<Param> all_cases() {
+  std::vector<Param> out;
+  add(out, "Rma", suites::kRmaCases);
+  add(out, "Signal", suites::kSignalCases);
+  add(out, "Atomic", suites::kAtomicCases);
+  return out;
+}
+
+class GpuDeviceSuites : public ::testing::TestWithParam<Param> {};
+
+TEST_P(GpuDeviceSuites, NoMismatch) {
+  TESSERA_SKIP_WITHOUT_CUDA();
+  const Param& p = GetParam();
+  auto rt = Runtime::init(gpu_options());
+  const auto res = p.c.run(rt);
+  EXPECT_EQ(res.violations, 0u) << p.suite << " " << p.c.name << " on PE " << rt.pe() << " of "
+                                << rt.n_pes() << ": first mismatch: " << res.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GpuDeviceSuites, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Param>& pi) {
+                           return std::string(pi.param.suite) + "_" + pi.param.c.name;
+                         });
+
+}  // namespace
+}  // namespace tessera::gpu_test
