@@ -1,6 +1,7 @@
 #include "shmem/static_data.hpp"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -110,11 +111,26 @@ void StaticData::move_onto_shared_memory() {
     why_ = "cannot map shared memory for the executable's data: " + errno_text();
     return;
   }
-  // Copy the segment page by page, leaving zero pages (most of .bss) as the memfd's holes.
+  // Copy the segment, leaving zero pages (most of .bss) as the memfd's holes. Read through
+  // /proc/self/mem, not by loads: the segment holds more than the program's objects (a
+  // sanitizer's poisoned redzones between globals), and the kernel reads it as it is.
   const std::size_t page = page_bytes();
-  for (std::size_t at = 0; at < segment.bytes; at += page) {
-    if (!all_zero(segment.begin + at, page))
-      std::memcpy(static_cast<char*>(staging) + at, segment.begin + at, page);
+  detail::Fd self(::open("/proc/self/mem", O_RDONLY | O_CLOEXEC));
+  std::vector<char> chunk(64 * page);
+  bool copied = self.valid();
+  for (std::size_t at = 0; copied && at < segment.bytes; at += chunk.size()) {
+    const std::size_t bytes = std::min(chunk.size(), segment.bytes - at);
+    const auto where = static_cast<off_t>(reinterpret_cast<std::uintptr_t>(segment.begin) + at);
+    copied = ::pread(self.get(), chunk.data(), bytes, where) == static_cast<ssize_t>(bytes);
+    for (std::size_t p = 0; copied && p < bytes; p += page) {
+      if (!all_zero(chunk.data() + p, page))
+        std::memcpy(static_cast<char*>(staging) + at + p, chunk.data() + p, page);
+    }
+  }
+  if (!copied) {
+    why_ = "cannot read the executable's data through /proc/self/mem: " + errno_text();
+    ::munmap(staging, segment.bytes);
+    return;
   }
   // From the copy to the mapping below nothing may write the segment: this thread does not, and
   // the runtime has started no thread yet. The mapping replaces the old pages in one step.
