@@ -1,7 +1,8 @@
 // The one bounded wait of the library. Every spin on memory another agent writes (device waits
 // on signals and barriers, the proxy producers waiting for ring slots and completions, the
 // OpenSHMEM waits, the host draining the proxy ring) goes through SpinPacer, so each paces itself
-// the same way (platform::spin_pause: pure spin, then pause, then yield on the host backend),
+// the same way (platform::spin_pause: pure spin, then pause, then yield, then short sleeps on
+// the host backend),
 // ends at once with peer_lost when the job aborts or with the proxy's failure when the proxy
 // failed, and ends with its caller's timeout diagnostic once TESSERA_TIMEOUT passed.
 #pragma once
