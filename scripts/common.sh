@@ -69,6 +69,11 @@ tessera_build() {
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON \
     -DTESSERA_ENABLE_CUDA="${TESSERA_ENABLE_CUDA:-AUTO}" ${TESSERA_CMAKE_ARGS[@]+"${TESSERA_CMAKE_ARGS[@]}"}
   cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
+  # torch and triton arrived while the build ran: configure again to register their tests.
+  if tessera_python_env_wait; then
+    cmake "$TESSERA_BUILD_DIR" >/dev/null
+    cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
+  fi
   # Show which GPU code the build holds (nvcc's --generate-code flags), or that there is none.
   local gencode
   gencode="$(grep -oh -- '--generate-code=[^ ]*' "$TESSERA_BUILD_DIR"/build.ninja \
@@ -114,11 +119,33 @@ tessera_python_env() {
     return 0
   fi
   # torch and triton (about 70 s and 5 GB the first time) are optional: without them the torch
-  # tests skip and the triton label is empty. Installed together so triton is the one torch pins.
-  if ! "$venv/bin/python" -c 'import torch, triton' 2>/dev/null &&
-    ! "$venv/bin/pip" install -q --disable-pip-version-check torch triton; then
-    tessera_log "cannot install torch and triton from PyPI: the torch tests of the python label" \
-      "are skipped and the triton label is empty"
+  # tests skip and the triton label is empty. Installed together so triton is the one torch pins,
+  # in the background while tessera_build compiles (mostly download and unpacking: the CPUs are
+  # the compiler's); tessera_build waits for it and configures again, which registers the torch
+  # and triton tests.
+  if ! "$venv/bin/python" -c 'import torch, triton' 2>/dev/null; then
+    mkdir -p "$TESSERA_BUILD_DIR"
+    TESSERA_PIP_LOG="$TESSERA_BUILD_DIR/pip-torch-triton.log"
+    tessera_log "installing torch and triton into $venv in the background (log: $TESSERA_PIP_LOG)"
+    "$venv/bin/pip" install -q --disable-pip-version-check torch triton >"$TESSERA_PIP_LOG" 2>&1 &
+    TESSERA_PIP_PID=$!
   fi
   TESSERA_CMAKE_ARGS+=(-DTESSERA_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$venv/bin/python")
+}
+
+# Waits for tessera_python_env's background install of torch and triton, if one runs; returns 0
+# when it finished and the build should configure again.
+tessera_python_env_wait() {
+  [[ -n "${TESSERA_PIP_PID:-}" ]] || return 1
+  tessera_log "waiting for the torch and triton install to finish"
+  local status=0
+  wait "$TESSERA_PIP_PID" || status=$?
+  TESSERA_PIP_PID=
+  if ((status != 0)); then
+    tail -n 20 "$TESSERA_PIP_LOG" >&2 || true
+    tessera_log "cannot install torch and triton from PyPI: the torch tests of the python label" \
+      "are skipped and the triton label is empty"
+    return 1
+  fi
+  return 0
 }
