@@ -266,9 +266,9 @@ void shmem_free(void* ptr);
 
 /* Every typed RMA, AMO and put-with-signal routine comes in two forms, declared from one list of
  * its family's routines, TESSERA_SHMEM_<FAMILY>_ROUTINES(F, ...): F(NAME) is a routine's name
- * and F##_ARGS(...) its parameter list, for F = TESSERA_SHMEM_FORM_PLAIN (shmem_NAME(args)) and
- * F = TESSERA_SHMEM_FORM_CTX (shmem_ctx_NAME(shmem_ctx_t ctx, args), section "communication
- * contexts"). */
+ * and the macro named F with _ARGS appended gives its parameter list, for
+ * F = TESSERA_SHMEM_FORM_PLAIN (shmem_NAME(args)) and F = TESSERA_SHMEM_FORM_CTX
+ * (shmem_ctx_NAME(shmem_ctx_t ctx, args), section "communication contexts"). */
 #define TESSERA_SHMEM_FORM_PLAIN(NAME) shmem_##NAME
 #define TESSERA_SHMEM_FORM_PLAIN_ARGS(...) (__VA_ARGS__)
 #define TESSERA_SHMEM_FORM_CTX(NAME) shmem_ctx_##NAME
