@@ -128,8 +128,9 @@ int shmem_pe_accessible(int pe) {
 int shmem_addr_accessible(const void* addr, int pe) {
   const State& s = state("shmem_addr_accessible");
   if (s.ctx.in_heap(addr, 1)) return shmem_pe_accessible(pe);
-  // Static data: reachable where the PE's data segment is mapped (PEs of this node).
-  return s.statics.holds(addr, 1) && s.statics.context().is_mapped(pe) ? 1 : 0;
+  // Static data: reachable where the PE's data segment is mapped (PEs of this node), or through
+  // the network proxy.
+  return s.statics.holds(addr, 1) && s.statics.reaches(pe) ? 1 : 0;
 }
 
 void* shmem_ptr(const void* dest, int pe) {

@@ -40,9 +40,9 @@ void die_not_symmetric(const State& s, const char* routine, const void* p, std::
                   role, p, bytes, statics.offset(p), statics.context().heap_size);
   } else if (statics.holds(p, 1)) {
     std::snprintf(text, sizeof(text),
-                  "%s %p is static data, which Tessera reaches by load/store only, and PE %d's "
-                  "static data is not mapped here (it is on another node, or TESSERA_P2P=0): "
-                  "allocate objects that other nodes access with shmem_malloc",
+                  "%s %p is static data, and PE %d's static data is not mapped here (it is on "
+                  "another node, or TESSERA_P2P=0) and no network proxy runs to reach it "
+                  "(TESSERA_FABRIC=off, or a build without libfabric)",
                   role, p, pe);
   } else if (!statics.enabled()) {
     std::snprintf(text, sizeof(text),

@@ -81,14 +81,14 @@ inline State& state(const char* routine) {
 // The Context that addresses the symmetric object [p, p + bytes): the heap's, or the static
 // data's (static_data.hpp), whose "heap" is the executable's data segment. `pe` is the PE the
 // call reaches (-1 for none: a wait on a local variable). Ends the job (die_not_symmetric) when
-// neither holds the range, or when it is static data that `pe` cannot reach by load/store.
+// neither holds the range, or when it is static data that `pe` cannot reach (not mapped, and no
+// network proxy runs).
 inline const device::Context& symmetric_ctx(const State& s, const char* routine, const void* p,
                                             std::size_t bytes, const char* role, int pe = -1) {
   const std::size_t n = bytes == 0 ? 1 : bytes;
   if (s.ctx.in_heap(p, n)) [[likely]]
     return s.ctx;
-  if (s.statics.holds(p, n) && (pe < 0 || s.statics.context().is_mapped(pe)))
-    return s.statics.context();
+  if (s.statics.holds(p, n) && (pe < 0 || s.statics.reaches(pe))) return s.statics.context();
   die_not_symmetric(s, routine, p, bytes, role, pe);
 }
 

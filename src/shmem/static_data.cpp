@@ -14,6 +14,7 @@
 
 #include "heap/fd_exchange.hpp"
 #include "tessera/error.hpp"
+#include "transport/proxy_remote_copy.hpp"
 
 namespace tessera::shmem {
 namespace {
@@ -186,10 +187,16 @@ void StaticData::connect(Runtime& runtime, const device::Context& heap) {
     peers_.push_back(detail::map_heap(fds[i].get(), segment_.bytes, 0, 0, me, mapped[i]));
     bases_[static_cast<std::size_t>(mapped[i])] = peers_.back().base();
   }
+  // The PEs not mapped here (other nodes, or TESSERA_P2P=0) are reached through the network
+  // proxy, as their heaps are: every PE registers its segment as the transport's second region,
+  // and this Context's descriptors say so (kStaticDataContext -> kProxyStaticData).
+  const bool via_proxy =
+      detail::register_static_data_with_proxy(runtime, segment_.begin, segment_.bytes);
   ctx_ = heap;
   ctx_.peer_base = bases_.data();
   ctx_.heap_size = segment_.bytes;
-  ctx_.proxy = nullptr;
+  ctx_.proxy = via_proxy ? heap.proxy : nullptr;
+  ctx_.flags |= device::kStaticDataContext;
   ctx_.allocations = nullptr;
 }
 

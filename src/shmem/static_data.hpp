@@ -4,9 +4,11 @@
 // address (so the program's pointers stay valid), and maps the segment of every PE of the node
 // next to their heaps. The shmem routines then reach static data through a second device Context
 // whose "heap" is the data segment: translation is the same offset arithmetic as for the heap,
-// because every PE runs the same executable. Limits (docs/shmem.md): the executable's segment
-// only (not shared libraries'), PEs of one node only (load/store; no proxy), and no other thread
-// may write static data while shmem_init moves it.
+// because every PE runs the same executable. PEs that are not mapped (other nodes) are reached
+// through the network proxy: every PE registers its segment with the transport as a second
+// region, and this Context's descriptors carry kProxyStaticData. Limits (docs/shmem.md): the
+// executable's segment only (not shared libraries'), and no other thread may write static data
+// while shmem_init moves it.
 #pragma once
 
 #include <cstddef>
@@ -48,7 +50,8 @@ class StaticData {
 
   // Collective, after the runtime started: checks that every PE has the same segment layout,
   // hands the memfds to the PEs whose heaps are mapped here (`heap`'s peer table) and maps
-  // theirs. Afterwards context() addresses static data like `heap` addresses the heap. When any
+  // theirs, and registers the segment with the network proxy when the job runs one. Afterwards
+  // context() addresses static data like `heap` addresses the heap. When any
   // PE could not move its segment, or the layouts differ, static data stays non-symmetric on
   // every PE, with why_not() naming the PE and the cause. Throws Error as the runtime does.
   void connect(Runtime& runtime, const device::Context& heap);
@@ -60,11 +63,14 @@ class StaticData {
 
   bool enabled() const { return ctx_.peer_base != nullptr; }
   const std::string& why_not() const { return why_; }
-  // The Context over static data: the heap's, with the data segments as heaps, no proxy and no
-  // allocation table. peer_base[pe] is null where pe's segment is not mapped.
+  // The Context over static data: the heap's, with the data segments as heaps, no allocation
+  // table and kStaticDataContext set. peer_base[pe] is null where pe's segment is not mapped;
+  // proxy is the heap's when the segment is registered with the proxy, else null.
   const device::Context& context() const { return ctx_; }
   // True when [p, p + bytes) lies in this PE's (connected) data segment.
   bool holds(const void* p, std::size_t bytes) const { return enabled() && ctx_.in_heap(p, bytes); }
+  // True when `pe`'s static data is reachable: mapped here, or through the network proxy.
+  bool reaches(int pe) const { return ctx_.is_mapped(pe) || ctx_.via_proxy(pe); }
   // Offset of p in the segment (for diagnostics).
   std::size_t offset(const void* p) const { return ctx_.heap_offset(p); }
 

@@ -11,9 +11,19 @@ bool inside(std::uint64_t offset, std::uint64_t bytes, std::uint64_t begin, std:
   return offset >= begin && bytes <= size && offset - begin <= size - bytes;
 }
 
-// Empty when [offset, offset + bytes) is in the heap, or (for words) in the control area.
+// Empty when [offset, offset + bytes) is in the heap, or (for words) in the control area; for a
+// kProxyStaticData descriptor (`static_data`), when it is in the static data region.
 std::string check_range(const char* role, std::uint64_t offset, std::uint64_t bytes,
-                        bool control_ok, const ProxyBounds& b) {
+                        bool control_ok, bool static_data, const ProxyBounds& b) {
+  if (static_data) {
+    if (inside(offset, bytes, 0, b.static_bytes)) return {};
+    if (b.static_bytes == 0) {
+      return std::string(role) + " in static data, but no static data region is registered";
+    }
+    return std::string(role) + " at static data offset " + std::to_string(offset) + " + " +
+           std::to_string(bytes) + " bytes is outside the " + std::to_string(b.static_bytes) +
+           "-byte static data region";
+  }
   if (inside(offset, bytes, 0, b.heap_bytes)) return {};
   if (control_ok && inside(offset, bytes, b.control_offset, b.control_bytes)) return {};
   return std::string(role) + " at heap offset " + std::to_string(offset) + " + " +
@@ -68,6 +78,7 @@ std::string validate_descriptor(const device::ProxyDescriptor& d, const ProxyBou
   if (d.pe < 0 || d.pe >= b.n_pes) {
     return what + ": PE is outside [0, " + std::to_string(b.n_pes) + ")";
   }
+  const bool statics = (d.flags & device::kProxyStaticData) != 0;
   std::string bad;
   switch (d.op) {
     case ProxyOp::put:
@@ -75,7 +86,7 @@ std::string validate_descriptor(const device::ProxyDescriptor& d, const ProxyBou
     case ProxyOp::put_signal:
       if (d.bytes == 0) return what + ": zero bytes";
       if (d.local == 0) return what + ": null local address";
-      bad = check_range("data", d.remote_offset, d.bytes, false, b);
+      bad = check_range("data", d.remote_offset, d.bytes, false, statics, b);
       if (!bad.empty() || d.op != ProxyOp::put_signal) break;
       [[fallthrough]];
     case ProxyOp::signal:
@@ -84,7 +95,7 @@ std::string validate_descriptor(const device::ProxyDescriptor& d, const ProxyBou
         return what + ": signal at heap offset " + std::to_string(d.signal_offset) +
                " is not 8-byte aligned";
       }
-      bad = check_range("signal", d.signal_offset, 8, true, b);
+      bad = check_range("signal", d.signal_offset, 8, true, statics, b);
       break;
     case ProxyOp::atomic:
     case ProxyOp::fetch_atomic:
@@ -98,7 +109,7 @@ std::string validate_descriptor(const device::ProxyDescriptor& d, const ProxyBou
         return what + ": atomic word at heap offset " + std::to_string(d.remote_offset) +
                " is not " + std::to_string(width) + "-byte aligned";
       }
-      bad = check_range("atomic word", d.remote_offset, width, true, b);
+      bad = check_range("atomic word", d.remote_offset, width, true, statics, b);
       break;
     }
     case ProxyOp::fence:

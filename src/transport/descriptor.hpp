@@ -12,12 +12,15 @@
 namespace tessera::detail {
 
 // The remote memory a descriptor may touch: the user heap [0, heap_bytes) and the runtime's
-// control words [control_offset, control_offset + control_bytes), at the same offsets on all PEs.
+// control words [control_offset, control_offset + control_bytes), at the same offsets on all PEs;
+// a kProxyStaticData descriptor, the static data region [0, static_bytes) instead (0 while none
+// is registered, so such a descriptor is refused).
 struct ProxyBounds {
   int n_pes = 0;
   std::size_t heap_bytes = 0;
   std::size_t control_offset = 0;
   std::size_t control_bytes = 0;
+  std::size_t static_bytes = 0;
 };
 
 // Bytes of the word an atomic descriptor works on (4 or 8), or 0 for an unknown word type.

@@ -58,6 +58,12 @@ class FabricTransport {
   // range against the heap; `bytes` > 0.
   virtual void remote_copy(device::ProxyOp op, int pe, std::uint64_t remote_offset, void* local,
                            std::size_t bytes) = 0;
+  // Collective over `bootstrap`: registers this PE's static data segment [base, base + bytes)
+  // (host memory; the OpenSHMEM layer's static and global variables) as a second region and
+  // learns every PE's, so kProxyStaticData descriptors reach them. Every PE passes the same
+  // `bytes` (the caller checked that the PEs' layouts agree). Throws Error(transport) when the
+  // registration fails, Error(timeout) when the proxy thread does not take the request in time.
+  virtual void register_static_data(Bootstrap& bootstrap, char* base, std::size_t bytes) = 0;
   // Stops the proxy thread. Call once no peer uses this PE's heap (after finalize's barrier).
   virtual void stop() noexcept = 0;
 };

@@ -113,6 +113,8 @@ class Endpoint {
     fi_addr_t addr = FI_ADDR_UNSPEC;
     std::uint64_t key = 0;
     std::uint64_t base = 0;
+    std::uint64_t static_key = 0;  // its static data region (register_static_data), if any
+    std::uint64_t static_base = 0;
   };
 
   Endpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider, char* region,
@@ -125,8 +127,8 @@ class Endpoint {
     mr_hmem_ = (fi->domain_attr->mr_mode & FI_MR_HMEM) != 0;
     hmem_ = (fi->caps & FI_HMEM) != 0;
     virt_addr_ = (fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-    const bool prov_key = (fi->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
-    const bool mr_endpoint = (fi->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
+    prov_key_ = (fi->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+    mr_endpoint_ = (fi->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
     max_msg_ = fi->ep_attr->max_msg_size == 0
                    ? (std::size_t{1} << 30)
                    : std::min<std::size_t>(fi->ep_attr->max_msg_size, std::size_t{1} << 30);
@@ -165,7 +167,7 @@ class Endpoint {
     check(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
     check(fi_enable(ep), "fi_enable");
 
-    heap_mr_ = register_region(region, region_bytes, prov_key ? 0 : 1, mr_endpoint, heap);
+    heap_mr_ = register_region(region, region_bytes, prov_key_ ? 0 : 1, mr_endpoint_, heap);
     heap_desc_ = fi_mr_desc(heap_mr_.get());
     region_ = region;
     region_bytes_ = region_bytes;
@@ -201,6 +203,7 @@ class Endpoint {
 
   ~Endpoint() {
     // Registrations go before the endpoint they may be bound to; the rest in reverse order.
+    static_mr_.reset();
     heap_mr_.reset();
     ep_.reset();
     av_.reset();
@@ -227,7 +230,8 @@ class Endpoint {
       if (where.iface == HeapMemory::cuda) attr.device.cuda = where.device;
       const int rc = fi_mr_regattr(domain_.get(), &attr, 0, &mr);
       if (rc != 0) {
-        // Keys 0 and 1 are the heap's (see the constructor); the proxy's buffers use others.
+        // Keys 0 and 1 are the heap's (see the constructor), 3 the static data's; the proxy's
+        // buffers use others.
         fail_setup(pe_,
                    std::string("fi_mr_regattr of ") + (key <= 1 ? "the heap" : "a local buffer") +
                        " in " + describe(where) + " on provider " + provider(),
@@ -244,16 +248,44 @@ class Endpoint {
     return out;
   }
 
-  // The descriptor of local memory [p, p + bytes): the heap's, or null (no FI_MR_LOCAL).
+  // The descriptor of local memory [p, p + bytes): the heap's or the static data's, or null (no
+  // FI_MR_LOCAL, or outside both).
   void* local_desc(const void* p, std::size_t bytes) const {
-    auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto b = reinterpret_cast<std::uintptr_t>(region_);
-    if (a >= b && bytes <= region_bytes_ && a - b <= region_bytes_ - bytes) return heap_desc_;
+    auto inside = [&](const char* region, std::size_t region_bytes) {
+      auto a = reinterpret_cast<std::uintptr_t>(p);
+      auto b = reinterpret_cast<std::uintptr_t>(region);
+      return region != nullptr && a >= b && bytes <= region_bytes && a - b <= region_bytes - bytes;
+    };
+    if (inside(region_, region_bytes_)) return heap_desc_;
+    if (inside(static_region_, static_bytes_)) return static_desc_;
     return nullptr;
   }
 
-  std::uint64_t remote(int pe, std::uint64_t offset) const {
-    return peers_[static_cast<std::size_t>(pe)].base + offset;
+  // Registers the static data segment (host memory) under key 3 where the application picks
+  // keys (clear of the heap's 0/1, the proxy's records' 2 and its buffers' 4 and up); its key.
+  std::uint64_t register_static_data(void* p, std::size_t bytes) {
+    if (static_mr_) throw Error(ErrorCode::internal, pe_, "static data registered twice");
+    static_mr_ = register_region(p, bytes, prov_key_ ? 0 : 3, mr_endpoint_);
+    static_desc_ = fi_mr_desc(static_mr_.get());
+    static_region_ = static_cast<char*>(p);
+    static_bytes_ = bytes;
+    return fi_mr_key(static_mr_.get());
+  }
+
+  void set_static_peer(int pe, std::uint64_t key, std::uint64_t base) {
+    Peer& peer = peers_[static_cast<std::size_t>(pe)];
+    peer.static_key = key;
+    peer.static_base = virt_addr_ ? base : 0;
+  }
+
+  // The target address of `offset` in `region` on `pe`, and the key of that region.
+  std::uint64_t remote(int pe, std::uint64_t offset, RemoteRegion region) const {
+    const Peer& peer = peers_[static_cast<std::size_t>(pe)];
+    return (region == RemoteRegion::heap ? peer.base : peer.static_base) + offset;
+  }
+  std::uint64_t region_key(int pe, RemoteRegion region) const {
+    const Peer& peer = peers_[static_cast<std::size_t>(pe)];
+    return region == RemoteRegion::heap ? peer.key : peer.static_key;
   }
   const Peer& peer(int pe) const { return peers_[static_cast<std::size_t>(pe)]; }
 
@@ -334,6 +366,8 @@ class Endpoint {
   bool mr_hmem_ = false;  // FI_MR_HMEM: device buffers need a registration and its descriptor
   bool hmem_ = false;     // FI_HMEM granted: device buffers may be passed at all
   bool virt_addr_ = false;
+  bool prov_key_ = false;     // FI_MR_PROV_KEY: the provider picks registration keys
+  bool mr_endpoint_ = false;  // FI_MR_ENDPOINT: registrations are bound to the endpoint
   bool cq_waits_ = false;
   std::size_t max_msg_ = 0;
   Fid<fid_fabric> fabric_;
@@ -345,6 +379,10 @@ class Endpoint {
   void* heap_desc_ = nullptr;
   char* region_ = nullptr;
   std::size_t region_bytes_ = 0;
+  Fid<fid_mr> static_mr_;  // the static data segment, once registered
+  void* static_desc_ = nullptr;
+  char* static_region_ = nullptr;
+  std::size_t static_bytes_ = 0;
   std::vector<Peer> peers_;
 };
 
@@ -441,11 +479,19 @@ void* FabricEndpoint::local_desc(const void* p, std::size_t bytes) const {
   return impl_->local_desc(p, bytes);
 }
 
+std::uint64_t FabricEndpoint::register_static_data(void* p, std::size_t bytes) {
+  return impl_->register_static_data(p, bytes);
+}
+
+void FabricEndpoint::set_static_peer(int pe, std::uint64_t key, std::uint64_t base) {
+  impl_->set_static_peer(pe, key, base);
+}
+
 int FabricEndpoint::write(FabricOpContext* context, const void* local, std::size_t bytes,
-                          void* desc, int pe, std::uint64_t remote_offset) {
+                          void* desc, int pe, std::uint64_t remote_offset, RemoteRegion region) {
   const auto& peer = impl_->peer(pe);
   iovec iov{const_cast<void*>(local), bytes};
-  fi_rma_iov rma{impl_->remote(pe, remote_offset), bytes, peer.key};
+  fi_rma_iov rma{impl_->remote(pe, remote_offset, region), bytes, impl_->region_key(pe, region)};
   fi_msg_rma msg{};
   msg.msg_iov = &iov;
   msg.desc = &desc;
@@ -460,36 +506,41 @@ int FabricEndpoint::write(FabricOpContext* context, const void* local, std::size
 }
 
 int FabricEndpoint::read(FabricOpContext* context, void* local, std::size_t bytes, void* desc,
-                         int pe, std::uint64_t remote_offset) {
+                         int pe, std::uint64_t remote_offset, RemoteRegion region) {
   const auto& peer = impl_->peer(pe);
   return static_cast<int>(fi_read(impl_->ep(), local, bytes, desc, peer.addr,
-                                  impl_->remote(pe, remote_offset), peer.key, context));
+                                  impl_->remote(pe, remote_offset, region),
+                                  impl_->region_key(pe, region), context));
 }
 
 int FabricEndpoint::atomic(FabricOpContext* context, const void* operand, void* desc, int pe,
-                           std::uint64_t remote_offset, ProxyWord word, ProxyAmo amo) {
+                           std::uint64_t remote_offset, ProxyWord word, ProxyAmo amo,
+                           RemoteRegion region) {
   const auto& peer = impl_->peer(pe);
-  return static_cast<int>(fi_atomic(impl_->ep(), operand, 1, desc, peer.addr,
-                                    impl_->remote(pe, remote_offset), peer.key, datatype_of(word),
-                                    op_of(amo), context));
+  return static_cast<int>(
+      fi_atomic(impl_->ep(), operand, 1, desc, peer.addr, impl_->remote(pe, remote_offset, region),
+                impl_->region_key(pe, region), datatype_of(word), op_of(amo), context));
 }
 
 int FabricEndpoint::fetch_atomic(FabricOpContext* context, const void* operand, void* result,
                                  void* desc, int pe, std::uint64_t remote_offset, ProxyWord word,
-                                 ProxyAmo amo) {
+                                 ProxyAmo amo, RemoteRegion region) {
   const auto& peer = impl_->peer(pe);
   return static_cast<int>(fi_fetch_atomic(impl_->ep(), operand, 1, desc, result, desc, peer.addr,
-                                          impl_->remote(pe, remote_offset), peer.key,
-                                          datatype_of(word), op_of(amo), context));
+                                          impl_->remote(pe, remote_offset, region),
+                                          impl_->region_key(pe, region), datatype_of(word),
+                                          op_of(amo), context));
 }
 
 int FabricEndpoint::compare_atomic(FabricOpContext* context, const void* operand,
                                    const void* compare, void* result, void* desc, int pe,
-                                   std::uint64_t remote_offset, ProxyWord word) {
+                                   std::uint64_t remote_offset, ProxyWord word,
+                                   RemoteRegion region) {
   const auto& peer = impl_->peer(pe);
-  return static_cast<int>(fi_compare_atomic(impl_->ep(), operand, 1, desc, compare, desc, result,
-                                            desc, peer.addr, impl_->remote(pe, remote_offset),
-                                            peer.key, datatype_of(word), FI_CSWAP, context));
+  return static_cast<int>(
+      fi_compare_atomic(impl_->ep(), operand, 1, desc, compare, desc, result, desc, peer.addr,
+                        impl_->remote(pe, remote_offset, region), impl_->region_key(pe, region),
+                        datatype_of(word), FI_CSWAP, context));
 }
 
 bool FabricEndpoint::again(int rc) { return rc == -FI_EAGAIN; }

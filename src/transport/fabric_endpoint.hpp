@@ -54,6 +54,11 @@ struct FabricCompletions {
   std::string text;
 };
 
+// Which registered region of the target PE a remote offset is in: its heap (with the control
+// area), or its static data segment (the OpenSHMEM layer's static and global variables), which
+// register_static_data adds after the endpoint is built.
+enum class RemoteRegion { heap, static_data };
+
 class FabricEndpoint {
  public:
   // Opens the endpoint on `provider` (empty: the best offered, nearest `placement`'s NICs),
@@ -73,22 +78,32 @@ class FabricEndpoint {
   // The same in the memory `where` names (fi_mr_regattr with FI_HMEM_CUDA/ROCR for GPU memory).
   std::unique_ptr<FabricRegion> register_region(void* p, std::size_t bytes, std::uint64_t key,
                                                 bool bind_ep, const HeapRegistration& where);
-  // The descriptor of local memory [p, p + bytes): the region's, or null (no FI_MR_LOCAL).
+  // The descriptor of local memory [p, p + bytes): the heap's or the static data's registration,
+  // or null (no FI_MR_LOCAL, or outside both).
   void* local_desc(const void* p, std::size_t bytes) const;
 
+  // Registers this PE's static data segment [p, p + bytes) (host memory) as the second remotely
+  // accessible region and returns its key, which the other PEs pass to set_static_peer. Once.
+  std::uint64_t register_static_data(void* p, std::size_t bytes);
+  // PE `pe`'s static data region: its key and its base address.
+  void set_static_peer(int pe, std::uint64_t key, std::uint64_t base);
+
   // --- posting: each returns 0, a value again(rc) answers true for (retry later), or an error
-  // (error_text, connection_lost). Remote addresses are heap offsets on `pe`.
+  // (error_text, connection_lost). Remote addresses are offsets in `region` (the heap unless
+  // told) on `pe`.
   int write(FabricOpContext* context, const void* local, std::size_t bytes, void* desc, int pe,
-            std::uint64_t remote_offset);
+            std::uint64_t remote_offset, RemoteRegion region = RemoteRegion::heap);
   int read(FabricOpContext* context, void* local, std::size_t bytes, void* desc, int pe,
-           std::uint64_t remote_offset);
+           std::uint64_t remote_offset, RemoteRegion region = RemoteRegion::heap);
   int atomic(FabricOpContext* context, const void* operand, void* desc, int pe,
-             std::uint64_t remote_offset, device::ProxyWord word, device::ProxyAmo amo);
+             std::uint64_t remote_offset, device::ProxyWord word, device::ProxyAmo amo,
+             RemoteRegion region = RemoteRegion::heap);
   int fetch_atomic(FabricOpContext* context, const void* operand, void* result, void* desc, int pe,
-                   std::uint64_t remote_offset, device::ProxyWord word, device::ProxyAmo amo);
+                   std::uint64_t remote_offset, device::ProxyWord word, device::ProxyAmo amo,
+                   RemoteRegion region = RemoteRegion::heap);
   int compare_atomic(FabricOpContext* context, const void* operand, const void* compare,
                      void* result, void* desc, int pe, std::uint64_t remote_offset,
-                     device::ProxyWord word);
+                     device::ProxyWord word, RemoteRegion region = RemoteRegion::heap);
   static bool again(int rc);
   static std::string error_text(int rc);
   static bool connection_lost(int rc);

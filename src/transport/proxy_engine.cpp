@@ -15,10 +15,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -179,6 +183,26 @@ class ProxyTransport final : public FabricTransport {
                    op == ProxyOp::get ? "Runtime::get" : "Runtime::put");
   }
 
+  void register_static_data(Bootstrap& bootstrap, char* base, std::size_t bytes) override {
+    std::uint64_t key = 0;
+    on_proxy_thread([&] { key = endpoint_.register_static_data(base, bytes); });
+    struct Card {
+      std::uint64_t key, base;
+    };
+    std::vector<Card> cards(static_cast<std::size_t>(bounds_.n_pes));
+    cards[static_cast<std::size_t>(pe_)] = {key, reinterpret_cast<std::uintptr_t>(base)};
+    bootstrap.allgather(cards.data(), sizeof(Card));
+    on_proxy_thread([&] {
+      for (int p = 0; p < bounds_.n_pes; ++p) {
+        const Card& c = cards[static_cast<std::size_t>(p)];
+        endpoint_.set_static_peer(p, c.key, c.base);
+      }
+      bounds_.static_bytes = bytes;
+    });
+    // No PE issues a static data descriptor before every PE registered its segment.
+    bootstrap.barrier();
+  }
+
   void stop() noexcept override {
     stop_.store(true, std::memory_order_release);
     if (thread_.joinable()) thread_.join();
@@ -211,6 +235,47 @@ class ProxyTransport final : public FabricTransport {
     }
   }
 
+  // Runs `task` on the proxy thread, which alone uses the endpoint (FI_THREAD_DOMAIN), and
+  // returns once it ran; inline when the thread no longer runs. Bounded by the job's timeout.
+  // Rethrows what the task threw.
+  void on_proxy_thread(const std::function<void()>& task) {
+    std::unique_lock<std::mutex> lock(task_mutex_);
+    if (!thread_.joinable()) {
+      task();
+      return;
+    }
+    std::exception_ptr error;
+    bool done = false;
+    task_ = [&] {
+      try {
+        task();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      done = true;
+    };
+    task_pending_.store(true, std::memory_order_release);
+    if (timeout_.count() == 0) {
+      task_done_.wait(lock, [&] { return done; });
+    } else if (!task_done_.wait_for(lock, timeout_, [&] { return done; })) {
+      // The thread may still take it: leave a task that only reports itself late.
+      task_ = [] {};
+      throw Error(ErrorCode::timeout, pe_,
+                  "the network proxy thread did not take a request within " +
+                      std::to_string(timeout_.count()) + " ms");
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+  // The proxy thread's side of on_proxy_thread.
+  void run_task() {
+    std::lock_guard<std::mutex> lock(task_mutex_);
+    task_pending_.store(false, std::memory_order_relaxed);
+    if (task_) task_();
+    task_ = nullptr;
+    task_done_.notify_all();
+  }
+
   // Polls the CQ and the ring until stopped, waiting between polls as ProxyIdlePolicy says.
   void run() {
     bind_thread(placement_);
@@ -218,6 +283,7 @@ class ProxyTransport final : public FabricTransport {
     auto last_work = Clock::now();
     bool cold = false;
     while (!stop_.load(std::memory_order_acquire)) {
+      if (task_pending_.load(std::memory_order_acquire)) run_task();
       // Cold: block on the CQ where the provider can wake us (kColdNap bounds the ring's wait).
       bool busy = poll(cold && block_on_cq_);
       if (!failed_) busy = issue() || busy;
@@ -414,8 +480,9 @@ class ProxyTransport final : public FabricTransport {
                                   : HeapMemory::host;
     const LocalRegistration r = local_registration(op.d.bytes, heap_desc != nullptr, memory, device,
                                                    heap_reg_, provider_mr_);
-    // Distinct keys per lane and ticket (3 + 2 * ticket + lane), clear of the heap's and ops_'.
-    const std::uint64_t key = 3 + 2 * op.ticket + (op.lane == &lanes_[1] ? 1 : 0);
+    // Distinct keys per lane and ticket (4 + 2 * ticket + lane), clear of the heap's (0, 1),
+    // ops_' (2) and the static data's (3).
+    const std::uint64_t key = 4 + 2 * op.ticket + (op.lane == &lanes_[1] ? 1 : 0);
     try {
       switch (r.action) {
         case LocalRegistration::none:
@@ -445,6 +512,8 @@ class ProxyTransport final : public FabricTransport {
   // later), or a failure (recorded).
   int post(Op& op) {
     const ProxyDescriptor& d = op.d;
+    const RemoteRegion region =
+        (d.flags & device::kProxyStaticData) != 0 ? RemoteRegion::static_data : RemoteRegion::heap;
     int rc = 0;
     const bool data_stage = (d.op == ProxyOp::put || d.op == ProxyOp::get ||
                              (d.op == ProxyOp::put_signal && op.stage == 0));
@@ -456,27 +525,28 @@ class ProxyTransport final : public FabricTransport {
       char* local = reinterpret_cast<char*>(static_cast<std::uintptr_t>(d.local)) + op.sent;
       const std::uint64_t offset = d.remote_offset + op.sent;
       if (d.op == ProxyOp::get) {
-        rc = endpoint_.read(&op.fi, local, op.chunk, op.local_desc, d.pe, offset);
+        rc = endpoint_.read(&op.fi, local, op.chunk, op.local_desc, d.pe, offset, region);
       } else {
-        rc = endpoint_.write(&op.fi, local, op.chunk, op.local_desc, d.pe, offset);
+        rc = endpoint_.write(&op.fi, local, op.chunk, op.local_desc, d.pe, offset, region);
       }
     } else if (d.op == ProxyOp::put_signal || d.op == ProxyOp::signal) {
       op.operand = d.value;
       const ProxyAmo amo =
           device::proxy_signal_op(d) == device::SignalOp::add ? ProxyAmo::add : ProxyAmo::store;
       rc = endpoint_.atomic(&op.fi, &op.operand, ops_desc_, d.pe, d.signal_offset, ProxyWord::u64,
-                            amo);
+                            amo, region);
     } else {
       op.operand = d.value;
       op.compare = d.compare;
       if (d.op == ProxyOp::atomic) {
-        rc = endpoint_.atomic(&op.fi, &op.operand, ops_desc_, d.pe, d.remote_offset, d.word, d.amo);
+        rc = endpoint_.atomic(&op.fi, &op.operand, ops_desc_, d.pe, d.remote_offset, d.word, d.amo,
+                              region);
       } else if (d.op == ProxyOp::fetch_atomic) {
         rc = endpoint_.fetch_atomic(&op.fi, &op.operand, &op.result, ops_desc_, d.pe,
-                                    d.remote_offset, d.word, d.amo);
+                                    d.remote_offset, d.word, d.amo, region);
       } else {
         rc = endpoint_.compare_atomic(&op.fi, &op.operand, &op.compare, &op.result, ops_desc_, d.pe,
-                                      d.remote_offset, d.word);
+                                      d.remote_offset, d.word, region);
       }
     }
     if (rc == 0 || FabricEndpoint::again(rc)) return rc;
@@ -571,6 +641,12 @@ class ProxyTransport final : public FabricTransport {
   bool failed_ = false;
   bool block_on_cq_ = false;  // an idle proxy waits on the CQ's wait object (Endpoint::cq_waits)
   std::atomic<bool> stop_{false};
+  // A request for the proxy thread (on_proxy_thread): guarded by task_mutex_, flagged by
+  // task_pending_, its end signalled through task_done_.
+  std::mutex task_mutex_;
+  std::function<void()> task_;
+  std::atomic<bool> task_pending_{false};
+  std::condition_variable task_done_;
   std::thread thread_;
 };
 

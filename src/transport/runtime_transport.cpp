@@ -88,6 +88,13 @@ bool remote_copy_via_proxy(RuntimeImpl& rt, device::ProxyOp op, int pe, std::siz
   return true;
 }
 
+bool register_static_data_with_proxy(Runtime& runtime, char* base, std::size_t bytes) {
+  auto& rt = RuntimeAccess::impl(runtime);
+  if (!rt.fabric_) return false;
+  rt.fabric_->register_static_data(*rt.bootstrap_, base, bytes);
+  return true;
+}
+
 std::vector<double> fabric_raw_write_times(Runtime& runtime, int from, int to, std::size_t bytes,
                                            int rounds) {
   auto& rt = RuntimeAccess::impl(runtime);

@@ -221,6 +221,40 @@ TEST(ProxyRing, ADescriptorOutsideTheHeapIsRejectedNotSent) {
   EXPECT_THAT(detail::validate_descriptor(d, b), HasSubstr("unknown signal op 7"));
 }
 
+// A kProxyStaticData descriptor addresses the static data region (OpenSHMEM's static and global
+// variables), bounded by its size, never the heap's or the control words'; none is accepted
+// while no region is registered.
+TEST(ProxyRing, AStaticDataDescriptorIsBoundedByTheStaticDataRegion) {
+  detail::ProxyBounds b{4, 4096, 8192, 128, 0};
+  td::ProxyDescriptor d{};
+  d.op = td::ProxyOp::put;
+  d.flags = td::kProxyStaticData;
+  d.pe = 1;
+  d.local = 64;
+  d.remote_offset = 0;
+  d.bytes = 8;
+  EXPECT_THAT(detail::validate_descriptor(d, b), HasSubstr("no static data region is registered"));
+  b.static_bytes = 12288;
+  EXPECT_EQ(detail::validate_descriptor(d, b), "");
+  d.remote_offset = 12280;  // past the heap's end, inside the static data region
+  EXPECT_EQ(detail::validate_descriptor(d, b), "");
+  d.bytes = 9;
+  EXPECT_THAT(detail::validate_descriptor(d, b),
+              HasSubstr("outside the 12288-byte static data region"));
+  // Words: inside the region, not in the control area that follows the heap.
+  d.op = td::ProxyOp::atomic;
+  d.word = td::ProxyWord::u64;
+  d.remote_offset = 8192;
+  EXPECT_EQ(detail::validate_descriptor(d, b), "");
+  b.static_bytes = 4096;
+  EXPECT_THAT(detail::validate_descriptor(d, b), HasSubstr("static data"));
+  d.op = td::ProxyOp::signal;
+  d.signal_offset = 4088;
+  EXPECT_EQ(detail::validate_descriptor(d, b), "");
+  d.signal_offset = 4096;
+  EXPECT_THAT(detail::validate_descriptor(d, b), HasSubstr("static data"));
+}
+
 // Host-side put/get reach the PEs of the other node through the proxy, from and into buffers
 // outside the heap (registered per operation where the provider asks) and inside it.
 TEST(HostRma, PutAndGetReachEveryPeerMappedOrThroughTheProxy) {

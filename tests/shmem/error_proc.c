@@ -5,7 +5,8 @@
  *   get-stack    shmem_long_get from a stack variable
  *   amo-malloc   shmem_int_atomic_inc on malloc'd memory
  *   static-overrun  shmem_putmem to a static array running past the executable's data
- *   static-unmapped shmem_int_p to a global on PE 1, whose data is not mapped (TESSERA_P2P=0)
+ *   static-unmapped shmem_int_p to a global on PE 1, whose data is not mapped and no network
+ *                   proxy runs (TESSERA_P2P=0 TESSERA_FABRIC=off)
  *   static-layout   shmem_int_atomic_inc on a global, with PE 1 running shmem_error_proc_padded
  *                   (this file with a larger .bss: the PEs' data segments differ)
  *   bad-pe       shmem_int_p to PE n_pes

@@ -157,21 +157,27 @@ static void test_lock(void) {
     check(protected_total == 50L * n, "static lock: total %ld, not %ld", protected_total, 50L * n);
 }
 
-/* shmem_ptr and shmem_addr_accessible: every PE of this node is reachable by load/store. */
+/* shmem_ptr and shmem_addr_accessible: every PE is accessible; those of this node
+ * (SHMEM_TEAM_SHARED) by load/store, through shmem_ptr, the others (another node) through the
+ * network proxy, with shmem_ptr NULL. */
 static void test_ptr(void) {
   const int me = shmem_my_pe(), n = shmem_n_pes();
   check(shmem_addr_accessible(&initialised_global, me), "own global not accessible");
   for (int pe = 0; pe < n; ++pe) {
+    const int shared = shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED) >= 0;
     long* remote = (long*)shmem_ptr(&initialised_global, pe);
-    check(remote != NULL, "shmem_ptr of a global on PE %d is NULL", pe);
+    check((remote != NULL) == shared, "shmem_ptr of a global on PE %d is %p, but the PE is %s",
+          pe, (void*)remote, shared ? "mapped" : "on another node");
     check(shmem_addr_accessible(&initialised_global, pe), "global on PE %d not accessible", pe);
     if (pe == me) check(remote == &initialised_global, "shmem_ptr on self is not the address");
   }
   shmem_barrier_all();
   initialised_global = 1000 + me;
   shmem_barrier_all();
-  const long* right = (const long*)shmem_ptr(&initialised_global, (me + 1) % n);
-  check(*right == 1000 + (me + 1) % n, "load through shmem_ptr of a global: %ld", *right);
+  const int right_pe = (me + 1) % n;
+  const long* right = (const long*)shmem_ptr(&initialised_global, right_pe);
+  const long seen = right != NULL ? *right : shmem_long_g(&initialised_global, right_pe);
+  check(seen == 1000 + right_pe, "load of PE %d's global: %ld", right_pe, seen);
   long stack_value = 0;
   check(!shmem_addr_accessible(&stack_value, me), "a stack variable is accessible");
   check(shmem_ptr(&stack_value, me) == NULL, "shmem_ptr of a stack variable is not NULL");

@@ -16,6 +16,9 @@ struct ProxyChannel;  // proxy_wire.hpp: the ring of descriptors for peers reach
 // Bits of Context::flags.
 enum ContextFlags : std::uint32_t {
   kCheckedMode = 1u << 0,  // TESSERA_CHECK=1: validate PEs, pointers and scopes on every call
+  // The "heap" of this Context is the executable's static data segment (the OpenSHMEM host
+  // layer's second Context): its proxy descriptors carry kProxyStaticData (proxy_wire.hpp).
+  kStaticDataContext = 1u << 1,
 };
 
 struct Context {

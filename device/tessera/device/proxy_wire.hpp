@@ -41,6 +41,10 @@ enum class ProxyWord : std::uint8_t { i32, u32, i64, u64 };
 enum ProxyFlags : std::uint8_t {
   kProxyCollect = 1u << 0,  // the issuer waits for this descriptor and frees its slot
   kProxyFenced = 1u << 1,   // starts only after every earlier descriptor completed (release)
+  // remote_offset and signal_offset are offsets in the executable's static data segment (the
+  // OpenSHMEM layer's static and global variables), which the transport registers as a second
+  // region, not in the heap. Set by proxy_push for a Context with kStaticDataContext.
+  kProxyStaticData = 1u << 2,
 };
 
 struct alignas(64) ProxyDescriptor {

@@ -91,9 +91,14 @@ TESSERA_HOST_DEVICE inline void ring_quiet(ProxyChannel* ch, const WaitWatch& w,
 
 // --- device code's forms, on ctx.proxy ---
 
+// A Context over static data (kStaticDataContext) marks its descriptors kProxyStaticData, so the
+// proxy resolves their offsets in the static data region instead of the heap.
 TESSERA_HOST_DEVICE inline std::uint64_t proxy_push(const Context& ctx, const ProxyDescriptor& d,
                                                     const char* what) {
-  return ring_push(ctx.proxy, watch_of(ctx), d, what);
+  if ((ctx.flags & kStaticDataContext) == 0) return ring_push(ctx.proxy, watch_of(ctx), d, what);
+  ProxyDescriptor marked = d;
+  marked.flags = static_cast<std::uint8_t>(marked.flags | kProxyStaticData);
+  return ring_push(ctx.proxy, watch_of(ctx), marked, what);
 }
 
 TESSERA_HOST_DEVICE inline void proxy_wait_completed(const Context& ctx, std::uint64_t end,
