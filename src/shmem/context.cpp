@@ -1,14 +1,19 @@
 // Communication contexts: shmem_ctx_create & co. and the shmem_ctx_* forms of every RMA, AMO and
 // put-with-signal routine. A context is a team (its PE numbering) plus its options; its
 // operations are the default routines' on the world PE its team names. On a node every
-// operation has completed when its call returns, so one context's fence or quiet never waits on
-// another's there; proxied operations share this PE's one proxy queue, whose quiet completes
-// them all (more than a context's quiet must, never less).
+// operation has completed when its call returns, so there a context's quiet has nothing to wait
+// for. Proxied operations (other nodes) share this PE's one proxy ring; each created context
+// remembers the tickets its calls took (context_tickets.hpp), and its quiet waits for those
+// alone. The default context's quiet (shmem_quiet) completes every operation of the PE, and a
+// fence orders every context's earlier proxied operations before the later ones (more than a
+// context's fence must, never less).
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
+#include "shmem/context_tickets.hpp"
 #include "shmem/state.hpp"
 #include "shmem/teams.hpp"
 
@@ -20,12 +25,14 @@ struct tessera_shmem_ctx {
   long options = 0;
   bool live = true;
   bool is_default = false;
+  // The proxy tickets of this context's calls not yet waited for (unused by the default one).
+  tessera::shmem::ContextTickets tickets;
 };
 
 namespace tessera::shmem {
 namespace {
 
-tessera_shmem_ctx g_default_ctx{nullptr, 0, true, true};
+tessera_shmem_ctx g_default_ctx{nullptr, 0, true, true, {}};
 
 // Every context this process made; guarded by g_contexts_mutex (contexts may be made and
 // destroyed from any thread under SHMEM_THREAD_MULTIPLE).
@@ -74,6 +81,24 @@ int ctx_world_pe(const char* routine, shmem_ctx_t ctx, int pe) {
   return c.team->team.pe(pe);
 }
 
+// Runs `call` (a default routine) on the world PE that `pe` names in `ctx`; for a created
+// context, remembers the proxy tickets the call took, for shmem_ctx_quiet.
+template <class Call>
+auto in_context(const char* routine, shmem_ctx_t ctx, int pe, Call&& call) {
+  const int world_pe = ctx_world_pe(routine, ctx, pe);
+  device::ProxyChannel* ring = ctx->is_default ? nullptr : state(routine).ctx.proxy;
+  if (ring == nullptr) return call(world_pe);
+  const std::uint64_t begin = ContextTickets::next(ring);
+  if constexpr (std::is_void_v<decltype(call(world_pe))>) {
+    call(world_pe);
+    ctx->tickets.record(ring, begin);
+  } else {
+    auto result = call(world_pe);
+    ctx->tickets.record(ring, begin);
+    return result;
+  }
+}
+
 void release_contexts() {
   const std::lock_guard<std::mutex> lock(g_contexts_mutex);
   g_contexts.clear();
@@ -120,80 +145,98 @@ void shmem_ctx_fence(shmem_ctx_t ctx) {
 }
 
 void shmem_ctx_quiet(shmem_ctx_t ctx) {
-  ts::usable_ctx("shmem_ctx_quiet", ctx);
-  shmem_quiet();
+  const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_quiet", ctx);
+  if (c.is_default) {
+    shmem_quiet();
+    return;
+  }
+  // Only proxied operations leave anything to complete: the rest completed on return.
+  const ts::State& s = ts::state("shmem_ctx_quiet");
+  if (s.ctx.proxy == nullptr) return;
+  ts::guarded("shmem_ctx_quiet", [&] {
+    ctx->tickets.quiet(s.ctx.proxy, tessera::device::detail::watch_of(s.ctx), "shmem_ctx_quiet");
+  });
 }
 
-// The context forms: the routine shmem_X on the world PE the context's team names.
-#define TESSERA_CTX_PE(ROUTINE) ts::ctx_world_pe(ROUTINE, ctx, pe)
+// The context forms: the routine shmem_X on the world PE the context's team names, with the
+// proxy tickets it took remembered for the context's quiet (in_context).
+#define TESSERA_CTX_RUN(ROUTINE, ...) \
+  ts::in_context(ROUTINE, ctx, pe, [&](int world_pe) { return __VA_ARGS__; })
 
 void shmem_ctx_putmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  shmem_putmem(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_putmem"));
+  TESSERA_CTX_RUN("shmem_ctx_putmem", shmem_putmem(dest, source, nelems, world_pe));
 }
 void shmem_ctx_getmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  shmem_getmem(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_getmem"));
+  TESSERA_CTX_RUN("shmem_ctx_getmem", shmem_getmem(dest, source, nelems, world_pe));
 }
 void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  shmem_putmem_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_putmem_nbi"));
+  TESSERA_CTX_RUN("shmem_ctx_putmem_nbi", shmem_putmem_nbi(dest, source, nelems, world_pe));
 }
 void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  shmem_getmem_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_getmem_nbi"));
+  TESSERA_CTX_RUN("shmem_ctx_getmem_nbi", shmem_getmem_nbi(dest, source, nelems, world_pe));
 }
 void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
                              uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
-  shmem_putmem_signal(dest, source, nelems, sig_addr, signal, sig_op,
-                      TESSERA_CTX_PE("shmem_ctx_putmem_signal"));
+  TESSERA_CTX_RUN("shmem_ctx_putmem_signal",
+                  shmem_putmem_signal(dest, source, nelems, sig_addr, signal, sig_op, world_pe));
 }
 void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
                                  uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
-  shmem_putmem_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,
-                          TESSERA_CTX_PE("shmem_ctx_putmem_signal_nbi"));
+  TESSERA_CTX_RUN(
+      "shmem_ctx_putmem_signal_nbi",
+      shmem_putmem_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, world_pe));
 }
 
 #define TESSERA_SHMEM_DEFINE_CTX_RMA(NAME, TYPE)                                                  \
   void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
                               int pe) {                                                           \
-    shmem_##NAME##_put(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_" #NAME "_put"));          \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_put",                                                    \
+                    shmem_##NAME##_put(dest, source, nelems, world_pe));                          \
   }                                                                                               \
   void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
                               int pe) {                                                           \
-    shmem_##NAME##_get(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_" #NAME "_get"));          \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_get",                                                    \
+                    shmem_##NAME##_get(dest, source, nelems, world_pe));                          \
   }                                                                                               \
   void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
                                   int pe) {                                                       \
-    shmem_##NAME##_put_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_" #NAME "_put_nbi"));  \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_put_nbi",                                                \
+                    shmem_##NAME##_put_nbi(dest, source, nelems, world_pe));                      \
   }                                                                                               \
   void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
                                   int pe) {                                                       \
-    shmem_##NAME##_get_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_" #NAME "_get_nbi"));  \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_get_nbi",                                                \
+                    shmem_##NAME##_get_nbi(dest, source, nelems, world_pe));                      \
   }                                                                                               \
   void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
                                ptrdiff_t sst, size_t nelems, int pe) {                            \
-    shmem_##NAME##_iput(dest, source, dst, sst, nelems,                                           \
-                        TESSERA_CTX_PE("shmem_ctx_" #NAME "_iput"));                              \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_iput",                                                   \
+                    shmem_##NAME##_iput(dest, source, dst, sst, nelems, world_pe));               \
   }                                                                                               \
   void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
                                ptrdiff_t sst, size_t nelems, int pe) {                            \
-    shmem_##NAME##_iget(dest, source, dst, sst, nelems,                                           \
-                        TESSERA_CTX_PE("shmem_ctx_" #NAME "_iget"));                              \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_iget",                                                   \
+                    shmem_##NAME##_iget(dest, source, dst, sst, nelems, world_pe));               \
   }                                                                                               \
   void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {                    \
-    shmem_##NAME##_p(dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_p"));                       \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_p", shmem_##NAME##_p(dest, value, world_pe));            \
   }                                                                                               \
   TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe) {                        \
-    return shmem_##NAME##_g(source, TESSERA_CTX_PE("shmem_ctx_" #NAME "_g"));                     \
+    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_g", shmem_##NAME##_g(source, world_pe));          \
   }                                                                                               \
   void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,             \
                                      size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
                                      int sig_op, int pe) {                                        \
-    shmem_##NAME##_put_signal(dest, source, nelems, sig_addr, signal, sig_op,                     \
-                              TESSERA_CTX_PE("shmem_ctx_" #NAME "_put_signal"));                  \
+    TESSERA_CTX_RUN(                                                                              \
+        "shmem_ctx_" #NAME "_put_signal",                                                         \
+        shmem_##NAME##_put_signal(dest, source, nelems, sig_addr, signal, sig_op, world_pe));     \
   }                                                                                               \
   void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,         \
                                          size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
                                          int sig_op, int pe) {                                    \
-    shmem_##NAME##_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,                 \
-                                  TESSERA_CTX_PE("shmem_ctx_" #NAME "_put_signal_nbi"));          \
+    TESSERA_CTX_RUN(                                                                              \
+        "shmem_ctx_" #NAME "_put_signal_nbi",                                                     \
+        shmem_##NAME##_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, world_pe)); \
   }
 TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DEFINE_CTX_RMA)
 #undef TESSERA_SHMEM_DEFINE_CTX_RMA
@@ -201,114 +244,123 @@ TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DEFINE_CTX_RMA)
 #define TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA(BITS, BYTES)                                          \
   void shmem_ctx_put##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
                            int pe) {                                                             \
-    shmem_put##BITS(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_put" #BITS));                \
+    TESSERA_CTX_RUN("shmem_ctx_put" #BITS, shmem_put##BITS(dest, source, nelems, world_pe));     \
   }                                                                                              \
   void shmem_ctx_get##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
                            int pe) {                                                             \
-    shmem_get##BITS(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_get" #BITS));                \
+    TESSERA_CTX_RUN("shmem_ctx_get" #BITS, shmem_get##BITS(dest, source, nelems, world_pe));     \
   }                                                                                              \
   void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
                                  int pe) {                                                       \
-    shmem_put##BITS##_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_put" #BITS "_nbi"));   \
+    TESSERA_CTX_RUN("shmem_ctx_put" #BITS "_nbi",                                                \
+                    shmem_put##BITS##_nbi(dest, source, nelems, world_pe));                      \
   }                                                                                              \
   void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
                                  int pe) {                                                       \
-    shmem_get##BITS##_nbi(dest, source, nelems, TESSERA_CTX_PE("shmem_ctx_get" #BITS "_nbi"));   \
+    TESSERA_CTX_RUN("shmem_ctx_get" #BITS "_nbi",                                                \
+                    shmem_get##BITS##_nbi(dest, source, nelems, world_pe));                      \
   }                                                                                              \
   void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
                             ptrdiff_t sst, size_t nelems, int pe) {                              \
-    shmem_iput##BITS(dest, source, dst, sst, nelems, TESSERA_CTX_PE("shmem_ctx_iput" #BITS));    \
+    TESSERA_CTX_RUN("shmem_ctx_iput" #BITS,                                                      \
+                    shmem_iput##BITS(dest, source, dst, sst, nelems, world_pe));                 \
   }                                                                                              \
   void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
                             ptrdiff_t sst, size_t nelems, int pe) {                              \
-    shmem_iget##BITS(dest, source, dst, sst, nelems, TESSERA_CTX_PE("shmem_ctx_iget" #BITS));    \
+    TESSERA_CTX_RUN("shmem_ctx_iget" #BITS,                                                      \
+                    shmem_iget##BITS(dest, source, dst, sst, nelems, world_pe));                 \
   }                                                                                              \
   void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void* dest, const void* source,             \
                                     size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
                                     int sig_op, int pe) {                                        \
-    shmem_put##BITS##_signal(dest, source, nelems, sig_addr, signal, sig_op,                     \
-                             TESSERA_CTX_PE("shmem_ctx_put" #BITS "_signal"));                   \
+    TESSERA_CTX_RUN(                                                                             \
+        "shmem_ctx_put" #BITS "_signal",                                                         \
+        shmem_put##BITS##_signal(dest, source, nelems, sig_addr, signal, sig_op, world_pe));     \
   }                                                                                              \
   void shmem_ctx_put##BITS##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source,         \
                                         size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
                                         int sig_op, int pe) {                                    \
-    shmem_put##BITS##_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,                 \
-                                 TESSERA_CTX_PE("shmem_ctx_put" #BITS "_signal_nbi"));           \
+    TESSERA_CTX_RUN(                                                                             \
+        "shmem_ctx_put" #BITS "_signal_nbi",                                                     \
+        shmem_put##BITS##_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, world_pe)); \
   }
 TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA)
 #undef TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA
 
 #define TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO(NAME, TYPE)                                       \
   TYPE shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const TYPE* source, int pe) {           \
-    return shmem_##NAME##_atomic_fetch(source,                                                  \
-                                       TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch"));     \
+    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch",                                  \
+                           shmem_##NAME##_atomic_fetch(source, world_pe));                      \
   }                                                                                             \
   void shmem_ctx_##NAME##_atomic_set(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {         \
-    shmem_##NAME##_atomic_set(dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_set"));   \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_set",                                           \
+                    shmem_##NAME##_atomic_set(dest, value, world_pe));                          \
   }                                                                                             \
   TYPE shmem_ctx_##NAME##_atomic_swap(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {        \
-    return shmem_##NAME##_atomic_swap(dest, value,                                              \
-                                      TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_swap"));       \
+    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_swap",                                   \
+                           shmem_##NAME##_atomic_swap(dest, value, world_pe));                  \
   }                                                                                             \
   void shmem_ctx_##NAME##_atomic_fetch_nbi(shmem_ctx_t ctx, TYPE* fetch, const TYPE* source,    \
                                            int pe) {                                            \
-    shmem_##NAME##_atomic_fetch_nbi(fetch, source,                                              \
-                                    TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_nbi"));    \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_nbi",                                     \
+                    shmem_##NAME##_atomic_fetch_nbi(fetch, source, world_pe));                  \
   }                                                                                             \
   void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, TYPE value, \
                                           int pe) {                                             \
-    shmem_##NAME##_atomic_swap_nbi(fetch, dest, value,                                          \
-                                   TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_swap_nbi"));      \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_swap_nbi",                                      \
+                    shmem_##NAME##_atomic_swap_nbi(fetch, dest, value, world_pe));              \
   }
 
 #define TESSERA_SHMEM_DEFINE_CTX_STANDARD_AMO(NAME, TYPE)                                          \
   TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO(NAME, TYPE)                                                \
   TYPE shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, TYPE* dest, TYPE cond, TYPE value,  \
                                               int pe) {                                            \
-    return shmem_##NAME##_atomic_compare_swap(                                                     \
-        dest, cond, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_compare_swap"));             \
+    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_compare_swap",                              \
+                           shmem_##NAME##_atomic_compare_swap(dest, cond, value, world_pe));       \
   }                                                                                                \
   TYPE shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, TYPE* dest, int pe) {                  \
-    return shmem_##NAME##_atomic_fetch_inc(                                                        \
-        dest, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_inc"));                             \
+    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_inc",                                 \
+                           shmem_##NAME##_atomic_fetch_inc(dest, world_pe));                       \
   }                                                                                                \
   void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, TYPE* dest, int pe) {                        \
-    shmem_##NAME##_atomic_inc(dest, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_inc"));             \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_inc", shmem_##NAME##_atomic_inc(dest, world_pe));  \
   }                                                                                                \
   TYPE shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {      \
-    return shmem_##NAME##_atomic_fetch_add(                                                        \
-        dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_add"));                      \
+    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_add",                                 \
+                           shmem_##NAME##_atomic_fetch_add(dest, value, world_pe));                \
   }                                                                                                \
   void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {            \
-    shmem_##NAME##_atomic_add(dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_add"));      \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_add",                                              \
+                    shmem_##NAME##_atomic_add(dest, value, world_pe));                             \
   }                                                                                                \
   void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,        \
                                                   TYPE cond, TYPE value, int pe) {                 \
-    shmem_##NAME##_atomic_compare_swap_nbi(                                                        \
-        fetch, dest, cond, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_compare_swap_nbi"));  \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_compare_swap_nbi",                                 \
+                    shmem_##NAME##_atomic_compare_swap_nbi(fetch, dest, cond, value, world_pe));   \
   }                                                                                                \
   void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, int pe) { \
-    shmem_##NAME##_atomic_fetch_inc_nbi(                                                           \
-        fetch, dest, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_inc_nbi"));                  \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_inc_nbi",                                    \
+                    shmem_##NAME##_atomic_fetch_inc_nbi(fetch, dest, world_pe));                   \
   }                                                                                                \
   void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,           \
                                                TYPE value, int pe) {                               \
-    shmem_##NAME##_atomic_fetch_add_nbi(                                                           \
-        fetch, dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_add_nbi"));           \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_add_nbi",                                    \
+                    shmem_##NAME##_atomic_fetch_add_nbi(fetch, dest, value, world_pe));            \
   }
 
-#define TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, OP)                                     \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {  \
-    return shmem_##NAME##_atomic_fetch_##OP(                                                    \
-        dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_" #OP));                  \
-  }                                                                                             \
-  void shmem_ctx_##NAME##_atomic_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {        \
-    shmem_##NAME##_atomic_##OP(dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_" #OP)); \
-  }                                                                                             \
-  void shmem_ctx_##NAME##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,     \
-                                                  TYPE value, int pe) {                         \
-    shmem_##NAME##_atomic_fetch_##OP##_nbi(                                                     \
-        fetch, dest, value, TESSERA_CTX_PE("shmem_ctx_" #NAME "_atomic_fetch_" #OP "_nbi"));    \
+#define TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, OP)                                    \
+  TYPE shmem_ctx_##NAME##_atomic_fetch_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) { \
+    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_" #OP,                            \
+                           shmem_##NAME##_atomic_fetch_##OP(dest, value, world_pe));           \
+  }                                                                                            \
+  void shmem_ctx_##NAME##_atomic_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {       \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_" #OP,                                         \
+                    shmem_##NAME##_atomic_##OP(dest, value, world_pe));                        \
+  }                                                                                            \
+  void shmem_ctx_##NAME##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,    \
+                                                  TYPE value, int pe) {                        \
+    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_" #OP "_nbi",                            \
+                    shmem_##NAME##_atomic_fetch_##OP##_nbi(fetch, dest, value, world_pe));     \
   }
 #define TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO(NAME, TYPE) \
   TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, and)   \
@@ -322,6 +374,6 @@ TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO)
 #undef TESSERA_SHMEM_DEFINE_CTX_STANDARD_AMO
 #undef TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP
 #undef TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO
-#undef TESSERA_CTX_PE
+#undef TESSERA_CTX_RUN
 
 }  // extern "C"

@@ -51,6 +51,29 @@ int main(void) {
   check(shmem_ctx_long_g(ctx[0], &slots[0], right) == 100 * me,
         "ctx g from the right neighbour gave the wrong value");
 
+  /* A context's quiet completes that context's non-blocking puts: a large put_nbi, its
+   * context's quiet, then a flag set through another context; the target, once it sees the
+   * flag, sees the whole block (on another node both go through the proxy, which would
+   * otherwise deliver the small flag long before the large block). */
+  enum { kBig = 1 << 17 };
+  long* big = (long*)shmem_calloc(kBig, sizeof(long));
+  long* big_source = (long*)shmem_calloc(kBig, sizeof(long));
+  long* flag = (long*)shmem_calloc(1, sizeof(long));
+  for (int i = 0; i < kBig; ++i) big_source[i] = 1000000L * me + i;
+  shmem_barrier_all();
+  shmem_ctx_long_put_nbi(ctx[0], big, big_source, kBig, right);
+  shmem_ctx_quiet(ctx[0]);
+  shmem_ctx_long_atomic_set(ctx[1], flag, 1, right);
+  shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);
+  int wrong = 0;
+  for (int i = 0; i < kBig; ++i) wrong += big[i] != 1000000L * left + i;
+  check(wrong == 0, "%d of %d elements of a put_nbi missing after its context's quiet", wrong,
+        kBig);
+  shmem_barrier_all();
+  shmem_free(flag);
+  shmem_free(big_source);
+  shmem_free(big);
+
   /* AMOs on different contexts are atomic with respect to each other. */
   for (int i = 0; i < 3; ++i) shmem_ctx_long_atomic_inc(ctx[i], counter, 0);
   (void)shmem_ctx_long_atomic_fetch_add(ctx[1], counter, 10, 0);
