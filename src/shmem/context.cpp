@@ -4,9 +4,9 @@
 // operation has completed when its call returns, so there a context's quiet has nothing to wait
 // for. Proxied operations (other nodes) share this PE's one proxy ring; each created context
 // remembers the tickets its calls took (context_tickets.hpp), and its quiet waits for those
-// alone. The default context's quiet (shmem_quiet) completes every operation of the PE, and a
-// fence orders every context's earlier proxied operations before the later ones (more than a
-// context's fence must, never less).
+// alone; its fence is that quiet (ordering by completion, which holds back no other context). The
+// default context's quiet (shmem_quiet) completes every operation of the PE, and its fence
+// orders every earlier proxied operation of the PE before the later ones.
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -139,9 +139,29 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
   return 0;
 }
 
+namespace tessera::shmem {
+namespace {
+
+// A created context's quiet: its own proxied operations complete (the rest completed on return).
+void quiet_own(const char* routine, shmem_ctx_t ctx) {
+  const State& s = state(routine);
+  if (s.ctx.proxy == nullptr) return;
+  guarded(routine,
+          [&] { ctx->tickets.quiet(s.ctx.proxy, device::detail::watch_of(s.ctx), routine); });
+}
+
+}  // namespace
+}  // namespace tessera::shmem
+
 void shmem_ctx_fence(shmem_ctx_t ctx) {
-  ts::usable_ctx("shmem_ctx_fence", ctx);
-  shmem_fence();
+  const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_fence", ctx);
+  if (c.is_default) {
+    shmem_fence();
+    return;
+  }
+  // Ordered by completing: the context's earlier operations are delivered before any later one
+  // starts, and no other context's operations are held back or waited for.
+  ts::quiet_own("shmem_ctx_fence", ctx);
 }
 
 void shmem_ctx_quiet(shmem_ctx_t ctx) {
@@ -150,12 +170,7 @@ void shmem_ctx_quiet(shmem_ctx_t ctx) {
     shmem_quiet();
     return;
   }
-  // Only proxied operations leave anything to complete: the rest completed on return.
-  const ts::State& s = ts::state("shmem_ctx_quiet");
-  if (s.ctx.proxy == nullptr) return;
-  ts::guarded("shmem_ctx_quiet", [&] {
-    ctx->tickets.quiet(s.ctx.proxy, tessera::device::detail::watch_of(s.ctx), "shmem_ctx_quiet");
-  });
+  ts::quiet_own("shmem_ctx_quiet", ctx);
 }
 
 // The context forms: the routine shmem_X on the world PE the context's team names, with the

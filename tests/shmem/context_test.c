@@ -52,9 +52,10 @@ int main(void) {
         "ctx g from the right neighbour gave the wrong value");
 
   /* A context's quiet completes that context's non-blocking puts: a large put_nbi, its
-   * context's quiet, then a flag set through another context; the target, once it sees the
-   * flag, sees the whole block (on another node both go through the proxy, which would
-   * otherwise deliver the small flag long before the large block). */
+   * context's quiet, then a flag put (a plain put: not ordered by itself) through another
+   * context; the target, once it sees the flag, sees the whole block (on another node both go
+   * through the proxy, which would otherwise deliver the small flag while the block's later
+   * chunks are still on their way). */
   enum { kBig = 1 << 17 };
   long* big = (long*)shmem_calloc(kBig, sizeof(long));
   long* big_source = (long*)shmem_calloc(kBig, sizeof(long));
@@ -63,11 +64,25 @@ int main(void) {
   shmem_barrier_all();
   shmem_ctx_long_put_nbi(ctx[0], big, big_source, kBig, right);
   shmem_ctx_quiet(ctx[0]);
-  shmem_ctx_long_atomic_set(ctx[1], flag, 1, right);
+  shmem_ctx_long_p(ctx[1], flag, 1, right);
   shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);
   int wrong = 0;
   for (int i = 0; i < kBig; ++i) wrong += big[i] != 1000000L * left + i;
   check(wrong == 0, "%d of %d elements of a put_nbi missing after its context's quiet", wrong,
+        kBig);
+  /* A context's fence orders that context's puts: a large put_nbi, the fence, then the flag
+   * put through the same context. */
+  shmem_barrier_all();
+  *flag = 0;
+  for (int i = 0; i < kBig; ++i) big_source[i] = 2000000L * me + i;
+  shmem_barrier_all();
+  shmem_ctx_long_put_nbi(ctx[2], big, big_source, kBig, right);
+  shmem_ctx_fence(ctx[2]);
+  shmem_ctx_long_p(ctx[2], flag, 1, right);
+  shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);
+  wrong = 0;
+  for (int i = 0; i < kBig; ++i) wrong += big[i] != 2000000L * left + i;
+  check(wrong == 0, "%d of %d elements of a put_nbi missing after its context's fence", wrong,
         kBig);
   shmem_barrier_all();
   shmem_free(flag);
