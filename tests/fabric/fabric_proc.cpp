@@ -3,7 +3,8 @@
 //   ops        every PE moves data to and from every other PE with put, get, put_signal,
 //              signal and the remote atomics, then meets the others at a device barrier, then
 //              with the host's Runtime::put/get; prints "fabric ops PASS" per PE and each
-//              peer's transport.
+//              peer's transport. Then GemmRs in its push patterns: each call is correct and
+//              leaves no proxy operation in flight once its stream is synchronized.
 //   peer-lost  PE 1 leaves without finalizing; PE 0's next puts to it must end with PeerLost
 //              naming PE 1 (or Timeout), never hang; prints "peer-lost PASS".
 //   peer-lost-host  the same with the host's Runtime::put.
@@ -17,7 +18,9 @@
 #include <vector>
 
 #include "tessera/device.hpp"
+#include "tessera/device/proxy_wire.hpp"
 #include "tessera/launch.hpp"
+#include "tessera/ops/gemm_rs.hpp"
 #include "tessera/tessera.hpp"
 
 namespace td = tessera::device;
@@ -36,6 +39,51 @@ template <class Fn>
 void run_kernel(tessera::Runtime& rt, Fn fn) {
   tessera::launch(rt.stream(), 1, [fn](td::Block blk) { fn(blk); });
   rt.stream().synchronize();
+}
+
+// True when every descriptor device code has pushed on this PE's proxy ring is complete.
+bool proxy_idle(const td::Context& ctx) {
+  if (ctx.proxy == nullptr) return true;
+  const std::uint64_t reserved =
+      td::platform::atomic_load(&ctx.proxy->reserve, td::Sem::acquire, td::Scope::system);
+  return td::platform::atomic_load(&ctx.proxy->completed, td::Sem::acquire, td::Scope::system) >=
+         reserved;
+}
+
+// GemmRs through the proxy in each push pattern, fused_sequential first (the order that once
+// failed: the next op's zeroed words took the freed block of the previous op's, and that op's
+// last "done reading" signal, still in flight after its stream was synchronized, landed in a
+// tile flag of the new op). A call is complete once its stream is: nothing of it is left in the
+// proxy, so a freed workspace gets no late write.
+void fused_calls_complete(tessera::Runtime& rt) {
+  namespace ops = tessera::ops;
+  const int me = rt.pe(), n = rt.n_pes();
+  const std::size_t rows = 16, m = rows * static_cast<std::size_t>(n), cols = 32, k = 16;
+  // PE q's A is all q + 1 and B all ones: every element of the sum is k * n (n + 1) / 2.
+  const std::vector<float> a(m * k, static_cast<float>(me + 1)), b(k * cols, 1.0f);
+  const float want = static_cast<float>(k) * static_cast<float>(n * (n + 1) / 2);
+  const auto ctx = rt.device_context();
+  for (const ops::OverlapPattern pattern :
+       {ops::OverlapPattern::fused_sequential, ops::OverlapPattern::producer_consumer,
+        ops::OverlapPattern::workgroup_specialized, ops::OverlapPattern::fused_sequential}) {
+    ops::GemmRsOptions options;
+    options.pattern = pattern;
+    options.direction = ops::CommDirection::push;
+    ops::GemmRs op(rt, m, cols, k, ops::GemmDtype::f32, options);
+    const std::string what = std::string("gemm_rs ") + ops::to_string(pattern);
+    for (int call = 0; call < 2; ++call) {
+      std::vector<float> c(rows * cols, -1.0f);
+      op.run(rt.stream(), a.data(), b.data(), c.data());
+      rt.stream().synchronize();
+      expect(proxy_idle(ctx), me,
+             what + ": proxy operations still in flight after the stream was synchronized");
+      std::size_t wrong = 0;
+      for (const float x : c) wrong += x != want ? 1 : 0;
+      expect(wrong == 0, me,
+             what + ": " + std::to_string(wrong) + " of " + std::to_string(c.size()) +
+                 " elements are not " + std::to_string(want));
+    }
+  }
 }
 
 int ops(tessera::Runtime& rt) {
@@ -131,6 +179,8 @@ int ops(tessera::Runtime& rt) {
   expect(host_got[0] == (static_cast<std::uint64_t>(right) << 32) &&
              host_got[kWords - 1] == ((static_cast<std::uint64_t>(right) << 32) | (kWords - 1)),
          me, "host get from PE " + std::to_string(right));
+  rt.barrier();
+  fused_calls_complete(rt);
   rt.barrier();
   std::printf("fabric ops %s PE %d/%d provider %s nic %s transports %s\n",
               failures == 0 ? "PASS" : "FAIL", me, n, rt.fabric_provider().c_str(),
