@@ -25,43 +25,18 @@ using ::testing::HasSubstr;
 
 // --- one harness for both modes ---
 
-bool as_processes() {
-  const char* v = std::getenv("TESSERA_CALLS_AS_PROCESSES");
-  return v != nullptr && std::string(v) == "1";
-}
+bool as_processes() { return env_flag("TESSERA_CALLS_AS_PROCESSES"); }
 
-// The process's one PE when run as processes: made at the first test, finalized after the last.
-class ProcessRuntime : public ::testing::Environment {
- public:
-  static Runtime& get() {
-    if (!rt_) {
-      auto options = Options::from_env();
-      if (std::getenv("TESSERA_HEAP_SIZE") == nullptr) options.heap_size = std::size_t{64} << 20;
-      rt_.emplace(Runtime::init(options));
-    }
-    return *rt_;
-  }
-  void TearDown() override {
-    if (rt_) {
-      rt_->barrier();
-      rt_->finalize();
-      rt_.reset();
-    }
-  }
-
- private:
-  static inline std::optional<Runtime> rt_;
-};
-
+// The process's one PE when run as processes (ProcessPe).
 [[maybe_unused]] ::testing::Environment* const kProcessEnv =
-    as_processes() ? ::testing::AddGlobalTestEnvironment(new ProcessRuntime) : nullptr;
+    process_pe_environment("TESSERA_CALLS_AS_PROCESSES");
 
 // Runs fn(rt) on every PE: as `n` thread PEs once with checked mode off and once with it on, or,
 // as processes, once on this process's PE (the job's size and TESSERA_CHECK decide). The PEs
 // start and end together.
 void on_pes(int n, const std::function<void(Runtime&)>& fn) {
   if (as_processes()) {
-    Runtime& rt = ProcessRuntime::get();
+    Runtime& rt = ProcessPe::get();
     rt.barrier();
     fn(rt);
     rt.barrier();

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "element_bytes.hpp"
 #include "litmus.hpp"
 
 namespace tessera::suites {
@@ -77,18 +78,8 @@ inline void add_tally(Runtime& rt, const litmus::Words& w, Checker& ck, const ch
   }
 }
 
-template <class T>
-T element(std::uint64_t v) {
-  T out;
-  std::memcpy(&out, &v, sizeof(T));
-  return out;
-}
-template <class T>
-std::uint64_t bits_of(const T& a) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, &a, sizeof(T));
-  return v;
-}
+using element_bytes::bits_of;
+using element_bytes::element;
 
 // ---------------------------------------------------------------------------------------------
 // RMA: put / get / put_nbi / get_nbi for a group and element type, every tile shape, between

@@ -22,36 +22,11 @@ inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 namespace tessera::device_test {
 
-inline bool suites_as_processes() {
-  const char* v = std::getenv("TESSERA_SUITES_AS_PROCESSES");
-  return v != nullptr && std::string(v) == "1";
-}
+inline bool suites_as_processes() { return env_flag("TESSERA_SUITES_AS_PROCESSES"); }
 
-// The process's one PE when run as processes: made at the first case, finalized after the last.
-class SuiteProcessRuntime : public ::testing::Environment {
- public:
-  static Runtime& get() {
-    if (!rt_) {
-      auto options = Options::from_env();
-      if (std::getenv("TESSERA_HEAP_SIZE") == nullptr) options.heap_size = std::size_t{64} << 20;
-      rt_.emplace(Runtime::init(options));
-    }
-    return *rt_;
-  }
-  void TearDown() override {
-    if (rt_) {
-      rt_->barrier();
-      rt_->finalize();
-      rt_.reset();
-    }
-  }
-
- private:
-  static inline std::optional<Runtime> rt_;
-};
-
+// The process's one PE when run as processes (ProcessPe).
 [[maybe_unused]] inline ::testing::Environment* const kSuiteProcessEnv =
-    suites_as_processes() ? ::testing::AddGlobalTestEnvironment(new SuiteProcessRuntime) : nullptr;
+    process_pe_environment("TESSERA_SUITES_AS_PROCESSES");
 
 inline void expect_no_mismatch(Runtime& rt, const suites::Case& c) {
   const suites::Result res = c.run(rt);
@@ -62,7 +37,7 @@ inline void expect_no_mismatch(Runtime& rt, const suites::Case& c) {
 // Runs case c on every PE in the mode above.
 inline void run_suite_case(const suites::Case& c) {
   if (suites_as_processes()) {
-    Runtime& rt = SuiteProcessRuntime::get();
+    Runtime& rt = ProcessPe::get();
     rt.barrier();
     expect_no_mismatch(rt, c);
     rt.barrier();
