@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/ring_memory.hpp"
 #include "tessera/device.hpp"
 #include "transport/proxy_host_producer.hpp"
 
@@ -27,13 +28,7 @@ constexpr std::uint64_t kFetchResult = 77;
 // collected one with kFetchResult, the others by freeing the slot and advancing `completed`.
 class RecordingRing {
  public:
-  RecordingRing() {
-    const std::size_t bytes = td::ProxyChannel::kHeaderBytes + kSlots * sizeof(td::ProxyDescriptor);
-    memory_.reset(static_cast<char*>(std::aligned_alloc(64, bytes)));
-    std::memset(memory_.get(), 0, bytes);
-    ring_ = reinterpret_cast<td::ProxyChannel*>(memory_.get());
-    ring_->n_slots = kSlots;
-    for (std::uint32_t i = 0; i < kSlots; ++i) ring_->slots()[i].seq = td::proxy_slot_free(i);
+  RecordingRing() : memory_(kSlots), ring_(memory_.get()) {
     consumer_ = std::thread([this] { consume(); });
   }
   ~RecordingRing() {
@@ -76,11 +71,8 @@ class RecordingRing {
     }
   }
 
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
-  std::unique_ptr<char, Free> memory_;
-  td::ProxyChannel* ring_ = nullptr;
+  tessera::harness::RingMemory memory_;
+  td::ProxyChannel* ring_;
   std::array<td::ProxyDescriptor, 64> seen_{};
   std::atomic<std::uint64_t> count_{0};
   std::atomic<bool> stop_{false};

@@ -5,6 +5,36 @@
 
 #include "shmem_check.h"
 
+enum { kBig = 1 << 17 };
+
+/* A large put_nbi of kBig longs on `data_ctx` to the right neighbour, then `order` (quiet or
+ * fence) on `data_ctx`, then a flag put on `flag_ctx` (a plain put, not ordered by itself): the
+ * target, once it sees the flag, must see the whole block. On another node all of it goes
+ * through the proxy, which would otherwise deliver the small flag while the block's later chunks
+ * are still on their way. */
+static void put_then_flag(shmem_ctx_t data_ctx, void (*order)(shmem_ctx_t), shmem_ctx_t flag_ctx,
+                          long round, const char* what) {
+  const int me = shmem_my_pe(), n = shmem_n_pes();
+  const int right = (me + 1) % n, left = (me + n - 1) % n;
+  long* big = (long*)shmem_calloc(kBig, sizeof(long));
+  long* source = (long*)shmem_calloc(kBig, sizeof(long));
+  long* flag = (long*)shmem_calloc(1, sizeof(long));
+  for (int i = 0; i < kBig; ++i) source[i] = 1000000L * round + 1000L * me + i;
+  shmem_barrier_all();
+  shmem_ctx_long_put_nbi(data_ctx, big, source, kBig, right);
+  order(data_ctx);
+  shmem_ctx_long_p(flag_ctx, flag, 1, right);
+  shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);
+  int wrong = 0;
+  for (int i = 0; i < kBig; ++i) wrong += big[i] != 1000000L * round + 1000L * left + i;
+  check(wrong == 0, "%d of %d elements of a put_nbi missing after its context's %s", wrong, kBig,
+        what);
+  shmem_barrier_all();
+  shmem_free(flag);
+  shmem_free(source);
+  shmem_free(big);
+}
+
 int main(void) {
   shmem_init();
   const int me = shmem_my_pe();
@@ -51,43 +81,10 @@ int main(void) {
   check(shmem_ctx_long_g(ctx[0], &slots[0], right) == 100 * me,
         "ctx g from the right neighbour gave the wrong value");
 
-  /* A context's quiet completes that context's non-blocking puts: a large put_nbi, its
-   * context's quiet, then a flag put (a plain put: not ordered by itself) through another
-   * context; the target, once it sees the flag, sees the whole block (on another node both go
-   * through the proxy, which would otherwise deliver the small flag while the block's later
-   * chunks are still on their way). */
-  enum { kBig = 1 << 17 };
-  long* big = (long*)shmem_calloc(kBig, sizeof(long));
-  long* big_source = (long*)shmem_calloc(kBig, sizeof(long));
-  long* flag = (long*)shmem_calloc(1, sizeof(long));
-  for (int i = 0; i < kBig; ++i) big_source[i] = 1000000L * me + i;
-  shmem_barrier_all();
-  shmem_ctx_long_put_nbi(ctx[0], big, big_source, kBig, right);
-  shmem_ctx_quiet(ctx[0]);
-  shmem_ctx_long_p(ctx[1], flag, 1, right);
-  shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);
-  int wrong = 0;
-  for (int i = 0; i < kBig; ++i) wrong += big[i] != 1000000L * left + i;
-  check(wrong == 0, "%d of %d elements of a put_nbi missing after its context's quiet", wrong,
-        kBig);
-  /* A context's fence orders that context's puts: a large put_nbi, the fence, then the flag
-   * put through the same context. */
-  shmem_barrier_all();
-  *flag = 0;
-  for (int i = 0; i < kBig; ++i) big_source[i] = 2000000L * me + i;
-  shmem_barrier_all();
-  shmem_ctx_long_put_nbi(ctx[2], big, big_source, kBig, right);
-  shmem_ctx_fence(ctx[2]);
-  shmem_ctx_long_p(ctx[2], flag, 1, right);
-  shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);
-  wrong = 0;
-  for (int i = 0; i < kBig; ++i) wrong += big[i] != 2000000L * left + i;
-  check(wrong == 0, "%d of %d elements of a put_nbi missing after its context's fence", wrong,
-        kBig);
-  shmem_barrier_all();
-  shmem_free(flag);
-  shmem_free(big_source);
-  shmem_free(big);
+  /* A context's quiet completes that context's non-blocking puts (then a flag through another
+   * context), and a context's fence orders them (then a flag through the same context). */
+  put_then_flag(ctx[0], shmem_ctx_quiet, ctx[1], 1, "quiet");
+  put_then_flag(ctx[2], shmem_ctx_fence, ctx[2], 2, "fence");
 
   /* AMOs on different contexts are atomic with respect to each other. */
   for (int i = 0; i < 3; ++i) shmem_ctx_long_atomic_inc(ctx[i], counter, 0);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "harness/ring_memory.hpp"
 #include "shmem/context_tickets.hpp"
 #include "tessera/device.hpp"
 
@@ -20,19 +21,9 @@ namespace {
 
 constexpr std::uint32_t kSlots = 8;
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
 class HandRing {
  public:
-  HandRing() {
-    const std::size_t bytes = td::ProxyChannel::kHeaderBytes + kSlots * sizeof(td::ProxyDescriptor);
-    memory_.reset(static_cast<char*>(std::aligned_alloc(64, bytes)));
-    std::memset(memory_.get(), 0, bytes);
-    ring_ = reinterpret_cast<td::ProxyChannel*>(memory_.get());
-    ring_->n_slots = kSlots;
-    for (std::uint32_t i = 0; i < kSlots; ++i) ring_->slots()[i].seq = td::proxy_slot_free(i);
+  HandRing() : memory_(kSlots), ring_(memory_.get()) {
     watch_.my_pe = 0;
     watch_.timeout_ns = 200u * 1000u * 1000u;  // 200 ms: a wait that should not happen fails
     watch_.proxy = ring_;
@@ -56,8 +47,8 @@ class HandRing {
   }
 
  private:
-  std::unique_ptr<char, FreeDeleter> memory_;
-  td::ProxyChannel* ring_ = nullptr;
+  tessera::harness::RingMemory memory_;
+  td::ProxyChannel* ring_;
   td::detail::WaitWatch watch_{};
 };
 
