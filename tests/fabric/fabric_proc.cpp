@@ -3,8 +3,9 @@
 //   ops        every PE moves data to and from every other PE with put, get, put_signal,
 //              signal and the remote atomics, then meets the others at a device barrier, then
 //              with the host's Runtime::put/get; prints "fabric ops PASS" per PE and each
-//              peer's transport. Then GemmRs in its push patterns: each call is correct and
-//              leaves no proxy operation in flight once its stream is synchronized.
+//              peer's transport. Then GemmRs in its push patterns, all_gather in each
+//              algorithm, MoE dispatch and combine: each call is correct and leaves no proxy
+//              operation in flight once its stream is synchronized.
 //   peer-lost  PE 1 leaves without finalizing; PE 0's next puts to it must end with PeerLost
 //              naming PE 1 (or Timeout), never hang; prints "peer-lost PASS".
 //   peer-lost-host  the same with the host's Runtime::put.
@@ -20,7 +21,9 @@
 #include "tessera/device.hpp"
 #include "tessera/device/proxy_wire.hpp"
 #include "tessera/launch.hpp"
+#include "tessera/ops/all_gather.hpp"
 #include "tessera/ops/gemm_rs.hpp"
+#include "tessera/ops/moe.hpp"
 #include "tessera/tessera.hpp"
 
 namespace td = tessera::device;
@@ -82,6 +85,97 @@ void fused_calls_complete(tessera::Runtime& rt) {
       expect(wrong == 0, me,
              what + ": " + std::to_string(wrong) + " of " + std::to_string(c.size()) +
                  " elements are not " + std::to_string(want));
+    }
+  }
+}
+
+// Calls of each op below: the second runs on words the first has used.
+constexpr int kCalls = 3;
+
+// Once the stream is synchronized a call has left nothing in the proxy (see fused_calls_complete).
+void expect_proxy_idle(tessera::Runtime& rt, const td::Context& ctx, const std::string& what) {
+  rt.stream().synchronize();
+  expect(proxy_idle(ctx), rt.pe(),
+         what + ": proxy operations still in flight after the stream was synchronized");
+}
+
+// all_gather in each algorithm through the proxy; a send in host memory, rewritten between calls.
+void all_gather_calls_complete(tessera::Runtime& rt) {
+  namespace ops = tessera::ops;
+  const int me = rt.pe(), n = rt.n_pes();
+  const auto ctx = rt.device_context();
+  struct Case {
+    ops::AllGatherAlgo algo;
+    std::size_t bytes;
+    const char* name;
+  };
+  const auto byte_of = [](int pe, int call, std::size_t i) {
+    return static_cast<std::uint8_t>(pe * 31 + call * 7 + static_cast<int>(i % 251));
+  };
+  for (const Case c :
+       {Case{ops::AllGatherAlgo::oneshot, 4096, "oneshot (staged)"},
+        Case{ops::AllGatherAlgo::oneshot, ops::kAllGatherStagedMax + 4096, "oneshot (into recv)"},
+        Case{ops::AllGatherAlgo::ring, 8192, "ring"}}) {
+    auto recv = rt.alloc<std::uint8_t>(static_cast<std::size_t>(n) * c.bytes);
+    const std::string what = std::string("all_gather ") + c.name;
+    std::vector<std::uint8_t> send(c.bytes);
+    for (int call = 0; call < kCalls; ++call) {
+      for (std::size_t i = 0; i < c.bytes; ++i) send[i] = byte_of(me, call, i);
+      ops::all_gather(rt, rt.stream(), send.data(), recv.get(), c.bytes, c.algo);
+      expect_proxy_idle(rt, ctx, what);
+      std::size_t wrong = 0;
+      for (int p = 0; p < n; ++p) {
+        for (std::size_t i = 0; i < c.bytes; ++i) {
+          wrong += recv[static_cast<std::size_t>(p) * c.bytes + i] != byte_of(p, call, i) ? 1 : 0;
+        }
+      }
+      expect(wrong == 0, me,
+             what + ": " + std::to_string(wrong) + " of " +
+                 std::to_string(static_cast<std::size_t>(n) * c.bytes) + " bytes are wrong");
+    }
+  }
+}
+
+// MoE dispatch then combine through the proxy, with identity experts (expert_out = expert_x):
+// each token goes to the experts of two other PEs with weights 0.25 and 0.5, so y = 0.75 x.
+void moe_calls_complete(tessera::Runtime& rt) {
+  namespace ops = tessera::ops;
+  const int me = rt.pe(), n = rt.n_pes();
+  const auto ctx = rt.device_context();
+  ops::MoeConfig config;
+  config.max_tokens_per_pe = 160;
+  config.hidden = 16;
+  config.topk = 2;
+  config.num_experts = 2 * n;
+  config.dtype = ops::MoeDtype::f32;
+  ops::MoeBuffer moe(rt, config);
+  const std::size_t h = config.hidden;
+  // One block (decode), then the prefill grid.
+  for (const std::size_t tokens : {std::size_t{8}, config.max_tokens_per_pe}) {
+    const std::string what = "moe " + std::to_string(tokens) + " tokens";
+    std::vector<float> x(tokens * h), y(tokens * h), weight(tokens * 2);
+    std::vector<std::int32_t> idx(tokens * 2);
+    for (std::size_t t = 0; t < tokens; ++t) {
+      const auto ti = static_cast<int>(t);
+      idx[2 * t] = 2 * ((me + 1 + ti) % n);
+      idx[2 * t + 1] = 2 * ((me + 2 + ti) % n) + 1;
+      weight[2 * t] = 0.25f;
+      weight[2 * t + 1] = 0.5f;
+    }
+    for (int call = 0; call < kCalls; ++call) {
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = static_cast<float>(me * 4096 + call + static_cast<int>(i));
+      }
+      const ops::MoeHandle handle =
+          moe.dispatch(rt.stream(), x.data(), tokens, idx.data(), weight.data());
+      expect_proxy_idle(rt, ctx, what + " dispatch");
+      moe.combine(rt.stream(), handle, static_cast<const float*>(handle.expert_x), y.data());
+      expect_proxy_idle(rt, ctx, what + " combine");
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) wrong += y[i] != 0.75f * x[i] ? 1 : 0;
+      expect(wrong == 0, me,
+             what + ": " + std::to_string(wrong) + " of " + std::to_string(y.size()) +
+                 " elements of y are not 0.75 x");
     }
   }
 }
@@ -181,6 +275,10 @@ int ops(tessera::Runtime& rt) {
          me, "host get from PE " + std::to_string(right));
   rt.barrier();
   fused_calls_complete(rt);
+  rt.barrier();
+  all_gather_calls_complete(rt);
+  rt.barrier();
+  moe_calls_complete(rt);
   rt.barrier();
   std::printf("fabric ops %s PE %d/%d provider %s nic %s transports %s\n",
               failures == 0 ? "PASS" : "FAIL", me, n, rt.fabric_provider().c_str(),

@@ -141,9 +141,11 @@ TESSERA_KERNEL_CODE bool moe_exchange_counts(Block blk, const Context& ctx, cons
 // (once per expert row) and their metadata into those PEs' staging (once per PE), and records
 // send_pos; the last block to finish signals
 // data_sig[me] = epoch on every PE (release). `blocks_target` is the total of grid sizes of all
-// dispatch calls so far, this one included (blocks_done[0] counts finished blocks).
+// dispatch calls so far, this one included (blocks_done[0] counts finished blocks). Returns true
+// in the one thread that sent those signals: through the proxy they may still be in flight, so
+// that thread quiets them before its kernel ends (moe_dispatch does, after the expansion).
 template <class Idx, class T>
-TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
+TESSERA_KERNEL_CODE bool moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
                                          const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
                                          const Idx* topk_idx, const float* topk_weight,
                                          std::uint64_t epoch, std::uint64_t blocks_target);

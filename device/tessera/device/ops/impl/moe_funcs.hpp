@@ -244,7 +244,7 @@ TESSERA_KERNEL_CODE bool moe_exchange_counts(Block blk, const Context& ctx, cons
 }
 
 template <class Idx, class T>
-TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
+TESSERA_KERNEL_CODE bool moe_send_tokens(Block blk, const Context& ctx, const MoeLayout& l,
                                          const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
                                          const Idx* topk_idx, const float* topk_weight,
                                          std::uint64_t epoch, std::uint64_t blocks_target) {
@@ -326,13 +326,15 @@ TESSERA_KERNEL_CODE void moe_send_tokens(Block blk, const Context& ctx, const Mo
     // so row_of stays in step with the expansion's cursors.
   }
   quiet(blk, ctx);
-  if (detail::moe_last_block(blk, ctx, &ws.blocks_done[0], blocks_target)) {
+  const bool last = detail::moe_last_block(blk, ctx, &ws.blocks_done[0], blocks_target);
+  if (last) {
     // The counter's acquire makes every block's puts happen before these release signals.
     for (int i = 1; i <= n; ++i) {
       signal(ctx, &ws.data_sig[me], epoch, SignalOp::set, (me + i) % n, Sem::release);
     }
   }
   blk.sync();
+  return last;
 }
 
 template <class T>
@@ -413,10 +415,16 @@ TESSERA_KERNEL_CODE void moe_dispatch(Block blk, const Context& ctx, const MoeLa
     for (int s = 0; s < l.n_pes; ++s) staged += detail::moe_to(l, ws.records, epoch, s, me);
     ws.recv_tokens[0] = static_cast<std::int64_t>(staged);
   }
-  moe_send_tokens(blk, ctx, l, ws, x, tokens, topk_idx, topk_weight, epoch, blocks_target);
+  const bool signalled =
+      moe_send_tokens(blk, ctx, l, ws, x, tokens, topk_idx, topk_weight, epoch, blocks_target);
   for (int s = blk.block_id(); s < l.n_pes; s += blk.grid_size()) {
     moe_expand_from(blk, ctx, l, ws, epoch, s);
   }
+  // Through the proxy the data_sig signals may still be in flight here: each PE waits for the
+  // others' signals, not for its own to land, so without this quiet the call could end (and its
+  // caller's stream be synchronized) with them outstanding. After the expansion, by when they
+  // have usually landed.
+  if (signalled) quiet(ctx);
 }
 
 namespace detail {
@@ -512,7 +520,8 @@ TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLay
     }
   }
   quiet(blk, ctx);
-  if (detail::moe_last_block(blk, ctx, &ws.blocks_done[1], blocks_target)) {
+  const bool last = detail::moe_last_block(blk, ctx, &ws.blocks_done[1], blocks_target);
+  if (last) {
     // The counter's acquire makes every block's stores and puts happen before these signals.
     for (int i = 1; i < n; ++i) {
       signal(ctx, &ws.combine_sig[me], call, SignalOp::set, (me + i) % n, Sem::release);
@@ -544,6 +553,9 @@ TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLay
     detail::moe_weighted_sum(blk, y + t * h, rows, w, n_rows, h);
   }
   blk.sync();
+  // As in moe_dispatch: the combine_sig signals may still be in flight through the proxy (the
+  // combine_ready ones were quieted above, before them).
+  if (last) quiet(ctx);
 }
 
 }  // namespace tessera::device::ops
