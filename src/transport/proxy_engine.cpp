@@ -258,7 +258,7 @@ class ProxyTransport final : public FabricTransport {
     if (timeout_.count() == 0) {
       task_done_.wait(lock, [&] { return done; });
     } else if (!task_done_.wait_for(lock, timeout_, [&] { return done; })) {
-      // The thread may still take it: leave a task that only reports itself late.
+      // The thread may still take the request later: leave it a task that does nothing.
       task_ = [] {};
       throw Error(ErrorCode::timeout, pe_,
                   "the network proxy thread did not take a request within " +
