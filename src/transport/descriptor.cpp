@@ -79,6 +79,7 @@ std::string validate_descriptor(const device::ProxyDescriptor& d, const ProxyBou
     return what + ": PE is outside [0, " + std::to_string(b.n_pes) + ")";
   }
   const bool statics = (d.flags & device::kProxyStaticData) != 0;
+  const std::string region = statics ? "static data" : "heap";
   std::string bad;
   switch (d.op) {
     case ProxyOp::put:
@@ -92,7 +93,7 @@ std::string validate_descriptor(const device::ProxyDescriptor& d, const ProxyBou
     case ProxyOp::signal:
       if (d.compare > 1) return what + ": unknown signal op " + std::to_string(d.compare);
       if (d.signal_offset % 8 != 0) {
-        return what + ": signal at heap offset " + std::to_string(d.signal_offset) +
+        return what + ": signal at " + region + " offset " + std::to_string(d.signal_offset) +
                " is not 8-byte aligned";
       }
       bad = check_range("signal", d.signal_offset, 8, true, statics, b);
@@ -106,7 +107,7 @@ std::string validate_descriptor(const device::ProxyDescriptor& d, const ProxyBou
         return what + ": unknown atomic op " + std::to_string(unsigned(d.amo));
       }
       if (d.remote_offset % width != 0) {
-        return what + ": atomic word at heap offset " + std::to_string(d.remote_offset) +
+        return what + ": atomic word at " + region + " offset " + std::to_string(d.remote_offset) +
                " is not " + std::to_string(width) + "-byte aligned";
       }
       bad = check_range("atomic word", d.remote_offset, width, true, statics, b);

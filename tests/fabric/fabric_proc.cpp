@@ -53,6 +53,14 @@ bool proxy_idle(const td::Context& ctx) {
          reserved;
 }
 
+// Synchronizes the stream, then expects nothing of its calls left in the proxy (see
+// fused_calls_complete).
+void expect_proxy_idle(tessera::Runtime& rt, const td::Context& ctx, const std::string& what) {
+  rt.stream().synchronize();
+  expect(proxy_idle(ctx), rt.pe(),
+         what + ": proxy operations still in flight after the stream was synchronized");
+}
+
 // GemmRs through the proxy in each push pattern, fused_sequential first (the order that once
 // failed: the next op's zeroed words took the freed block of the previous op's, and that op's
 // last "done reading" signal, still in flight after its stream was synchronized, landed in a
@@ -77,9 +85,7 @@ void fused_calls_complete(tessera::Runtime& rt) {
     for (int call = 0; call < 2; ++call) {
       std::vector<float> c(rows * cols, -1.0f);
       op.run(rt.stream(), a.data(), b.data(), c.data());
-      rt.stream().synchronize();
-      expect(proxy_idle(ctx), me,
-             what + ": proxy operations still in flight after the stream was synchronized");
+      expect_proxy_idle(rt, ctx, what);
       std::size_t wrong = 0;
       for (const float x : c) wrong += x != want ? 1 : 0;
       expect(wrong == 0, me,
@@ -91,13 +97,6 @@ void fused_calls_complete(tessera::Runtime& rt) {
 
 // Calls of each op below: the second runs on words the first has used.
 constexpr int kCalls = 3;
-
-// Once the stream is synchronized a call has left nothing in the proxy (see fused_calls_complete).
-void expect_proxy_idle(tessera::Runtime& rt, const td::Context& ctx, const std::string& what) {
-  rt.stream().synchronize();
-  expect(proxy_idle(ctx), rt.pe(),
-         what + ": proxy operations still in flight after the stream was synchronized");
-}
 
 // all_gather in each algorithm through the proxy; a send in host memory, rewritten between calls.
 void all_gather_calls_complete(tessera::Runtime& rt) {
