@@ -2,11 +2,12 @@
  * started by shmem_init from the TESSERA_* environment and the launcher (mpirun, tessera-run).
  * Valid C (C99 and later) and C++; link tessera::shmem, or compile with tessera-shmemcc.
  *
- * Symmetric objects are heap objects only. Memory from shmem_malloc, shmem_calloc,
- * shmem_align and shmem_realloc is symmetric; static and global variables, the stack and
- * malloc'd memory are NOT (Tessera does not remap the executable's data segment). Passing such
- * an address where the specification asks for a symmetric address prints
- * "tessera shmem: ..." and ends the job; shmem_addr_accessible returns 0 for it.
+ * Symmetric objects: memory from shmem_malloc, shmem_calloc, shmem_align and shmem_realloc, and
+ * the executable's static and global variables (shmem_init moves its data segment onto shared
+ * memory; PEs of other nodes reach it through the network proxy; docs/shmem.md). The stack,
+ * malloc'd memory and shared libraries' variables are NOT. Passing such an address where the
+ * specification asks for a symmetric address prints "tessera shmem: ..." and ends the job;
+ * shmem_addr_accessible returns 0 for it.
  *
  * OpenSHMEM has no error returns for communication, so every routine that meets an error it
  * cannot report (a PE outside the job, a non-symmetric address, a wait past TESSERA_TIMEOUT, a
@@ -228,11 +229,11 @@ int shmem_my_pe(void);
 int shmem_n_pes(void);
 /* 1 when `pe` is a PE of the job this PE can reach with RMA and AMOs, else 0. */
 int shmem_pe_accessible(int pe);
-/* 1 when `addr` lies in this PE's symmetric heap and `pe` is reachable, else 0: static, global,
- * stack and malloc'd addresses give 0 (they are not symmetric in Tessera). */
+/* 1 when `addr` is a symmetric object of this PE (heap, or the executable's static and global
+ * data) and `pe` can reach it, else 0: stack and malloc'd addresses give 0. */
 int shmem_addr_accessible(const void* addr, int pe);
 /* The address at which this PE can load/store the object `dest` names on `pe`, or NULL when
- * `pe`'s heap is not mapped here (another node) or `dest` is not a symmetric address. */
+ * `pe`'s memory is not mapped here (another node) or `dest` is not a symmetric address. */
 void* shmem_ptr(const void* dest, int pe);
 /* The specification version this library implements (1.5) and the vendor string. */
 void shmem_info_get_version(int* major, int* minor);
@@ -578,11 +579,11 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE)
 /* A context handle: an ordering and completion domain of this PE's RMA, AMOs and signals. Every
  * non-ctx routine is the same routine on SHMEM_CTX_DEFAULT. A context made from a team with
  * shmem_team_create_ctx numbers its target PEs in that team (a PE outside [0, team size) ends
- * the job). On a node every operation is complete when its call returns, so shmem_ctx_fence and
- * shmem_ctx_quiet of one context never wait for another's operations there; operations that
- * take the network proxy complete in this PE's one proxy queue, so a context's quiet also
- * completes the other contexts' proxied operations (a superset of what it must complete). Using a
- * destroyed context ends the job with "tessera shmem: ...: context ... was destroyed". */
+ * the job). On a node every operation is complete when its call returns. Operations that take
+ * the network proxy share this PE's one proxy ring: a created context's shmem_ctx_quiet waits for
+ * the ones its own calls issued, and its shmem_ctx_fence is that quiet; SHMEM_CTX_DEFAULT's quiet
+ * completes every operation of the PE. Using a destroyed context ends the job with
+ * "tessera shmem: ...: context ... was destroyed". */
 typedef struct tessera_shmem_ctx* shmem_ctx_t;
 
 /* Options of shmem_ctx_create and shmem_team_create_ctx: accepted (every context is safe to use
