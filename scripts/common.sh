@@ -88,11 +88,15 @@ tessera_build() {
   cmake -S "$TESSERA_ROOT" -B "$TESSERA_BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON \
     -DTESSERA_ENABLE_CUDA="${TESSERA_ENABLE_CUDA:-AUTO}" ${TESSERA_CMAKE_ARGS[@]+"${TESSERA_CMAKE_ARGS[@]}"}
+  local start=$SECONDS
   cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
+  tessera_log "built in $((SECONDS - start)) s"
   # torch and triton arrived while the build ran: configure again to register their tests.
   if tessera_python_env_wait; then
+    start=$SECONDS
     cmake "$TESSERA_BUILD_DIR" >/dev/null
     cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
+    tessera_log "configured again and built the torch and triton tests in $((SECONDS - start)) s"
   fi
   # Show which GPU code the build holds (nvcc's --generate-code flags), or that there is none.
   local gencode
