@@ -49,3 +49,35 @@ if(TESSERA_HAVE_CUDA)
                  "compiling for ${_tessera_sms}, cudart static, driver API via "
                  "cudaGetDriverEntryPoint")
 endif()
+
+# tessera_cuda_shared_ptx(<target>...): the target's CUDA sources are compiled to PTX once, for
+# the lowest of CMAKE_CUDA_ARCHITECTURES, and that PTX is assembled to SASS for every listed
+# architecture (and embedded, for GPUs newer than the list). The device code has no
+# per-architecture paths (nothing tests __CUDA_ARCH__'s value), so one PTX loses nothing, and it
+# halves cicc's work -- most of a CUDA build's time (all_reduce.cpp: over 400 s of cicc per
+# architecture on this project's 2-core CI machine). Off with -DTESSERA_CUDA_SHARED_PTX=OFF, and
+# for architecture lists other than plain numbers ("all", "native", "90a", "80-real").
+option(TESSERA_CUDA_SHARED_PTX
+       "Compile the library's CUDA code to PTX once (lowest architecture), SASS for every one" ON)
+function(tessera_cuda_shared_ptx)
+  if(NOT TESSERA_HAVE_CUDA OR NOT TESSERA_CUDA_SHARED_PTX)
+    return()
+  endif()
+  set(archs ${CMAKE_CUDA_ARCHITECTURES})
+  foreach(arch IN LISTS archs)
+    if(NOT arch MATCHES "^[0-9]+$")
+      return()
+    endif()
+  endforeach()
+  list(SORT archs COMPARE NATURAL)
+  list(GET archs 0 low)
+  set(codes "compute_${low}")
+  foreach(arch IN LISTS archs)
+    string(APPEND codes "$<COMMA>sm_${arch}")
+  endforeach()
+  foreach(target IN LISTS ARGN)
+    set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES OFF)
+    target_compile_options(${target} PRIVATE
+      "$<$<COMPILE_LANGUAGE:CUDA>:--generate-code=arch=compute_${low}$<COMMA>code=[${codes}]>")
+  endforeach()
+endfunction()
