@@ -50,16 +50,21 @@ if(TESSERA_HAVE_CUDA)
                  "cudaGetDriverEntryPoint")
 endif()
 
-# tessera_cuda_shared_ptx(<target>...): the target's CUDA sources are compiled to PTX once, for
-# the lowest of CMAKE_CUDA_ARCHITECTURES, and that PTX is assembled to SASS for every listed
-# architecture (and embedded, for GPUs newer than the list). The device code has no
-# per-architecture paths (nothing tests __CUDA_ARCH__'s value), so one PTX loses nothing, and it
-# halves cicc's work -- most of a CUDA build's time (all_reduce.cpp: over 400 s of cicc per
-# architecture on this project's 2-core CI machine). Off with -DTESSERA_CUDA_SHARED_PTX=OFF, and
-# for architecture lists other than plain numbers ("all", "native", "90a", "80-real").
+# tessera_cuda_shared_ptx([SASS_LAST] <target>...): the targets' CUDA sources are compiled to
+# PTX once, for the lowest of CMAKE_CUDA_ARCHITECTURES, and that PTX is embedded (for the driver to
+# compile on GPUs with no SASS of their own) and assembled to SASS for every listed architecture,
+# or, with SASS_LAST, for the last one only (the GPU test programs and compile checks: a ptxas
+# pass saved per object). Tessera's device code has no per-architecture paths (nothing tests
+# __CUDA_ARCH__'s value), so the other architectures' PTX would be the same code, and cicc is
+# most of a CUDA build's time (all_reduce.cpp: over 400 s of it per architecture on this
+# project's 2-core CI machine). What is given up: the CUDA headers' own paths for newer
+# architectures (sm_90's native bf16 arithmetic, say) are not taken in the newer SASS. Off with
+# -DTESSERA_CUDA_SHARED_PTX=OFF (PTX per architecture), and for architecture lists other than
+# plain numbers ("all", "native", "90a", "80-real"), which are compiled as CMake says.
 option(TESSERA_CUDA_SHARED_PTX
-       "Compile the library's CUDA code to PTX once (lowest architecture), SASS for every one" ON)
+       "Compile CUDA code to PTX once (lowest architecture) and to SASS for every architecture" ON)
 function(tessera_cuda_shared_ptx)
+  cmake_parse_arguments(ARG "SASS_LAST" "" "" ${ARGN})
   if(NOT TESSERA_HAVE_CUDA OR NOT TESSERA_CUDA_SHARED_PTX)
     return()
   endif()
@@ -69,13 +74,17 @@ function(tessera_cuda_shared_ptx)
       return()
     endif()
   endforeach()
+  list(GET archs -1 last)
   list(SORT archs COMPARE NATURAL)
   list(GET archs 0 low)
+  if(ARG_SASS_LAST)
+    set(archs ${last})
+  endif()
   set(codes "compute_${low}")
   foreach(arch IN LISTS archs)
     string(APPEND codes "$<COMMA>sm_${arch}")
   endforeach()
-  foreach(target IN LISTS ARGN)
+  foreach(target IN LISTS ARG_UNPARSED_ARGUMENTS)
     set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES OFF)
     target_compile_options(${target} PRIVATE
       "$<$<COMPILE_LANGUAGE:CUDA>:--generate-code=arch=compute_${low}$<COMMA>code=[${codes}]>")
