@@ -119,7 +119,10 @@ class Runtime {
   // heap cannot hold it, Error(invalid_argument) when PEs disagree on bytes or align.
   void* malloc(std::size_t bytes, std::size_t align = 64);
   void* calloc(std::size_t count, std::size_t size, std::size_t align = 64);
-  // Throws Error(invalid_argument) on a pointer that is not a live heap block.
+  // Throws Error(invalid_argument) on a pointer that is not a live heap block. Every PE's
+  // operations through the network proxy issued before its free (a put_nbi or signal a kernel
+  // left in flight) have completed when free returns, so a block allocated again never receives
+  // a late write from them.
   void free(void* ptr);
   template <class T>
   Symmetric<T> alloc(std::size_t count, std::size_t align = 64);

@@ -67,7 +67,7 @@ void Runtime::barrier() {
   // Operations this PE handed to the network proxy complete before the barrier, too.
   auto& rt = impl_of(*this);
   if (rt.finalized_) rt.fail(ErrorCode::invalid_argument, "barrier after finalize");
-  if (rt.fabric_) rt.fabric_->drain();
+  if (rt.fabric_) rt.drain_proxy("barrier");
   // Carries the call's kind and sequence number, so a PE that calls barrier while another calls
   // malloc (or finalize) is told so instead of pairing the wrong calls.
   rt.check_collective(detail::CollectiveKind::barrier, "barrier");

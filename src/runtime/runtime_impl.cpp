@@ -222,6 +222,14 @@ void RuntimeImpl::check_collective(CollectiveKind kind, const char* what, std::u
   collectives_.check(*bootstrap_, pe_, n_pes_, kind, {}, what, a, b);
 }
 
+void RuntimeImpl::drain_proxy(const char* what) {
+  try {
+    fabric_->drain();
+  } catch (const Error& e) {
+    throw Error(e.code(), pe_, std::string(what) + ": " + e.message());
+  }
+}
+
 void RuntimeImpl::check_op_call(std::string_view call, const char* what) {
   check_not_aborting(what);
   collectives_.check(*bootstrap_, pe_, n_pes_, CollectiveKind::op, call, what);
@@ -275,6 +283,11 @@ void RuntimeImpl::free(void* ptr) {
   if (finalized_) return;  // the whole heap is gone already
   const bool inside = in_heap(ptr, 1);
   const std::uint64_t offset = inside ? heap_offset(ptr) : ~std::uint64_t{0};
+  // Every operation this PE handed to the network proxy completes before its free's exchange,
+  // and no PE's free returns before every PE's exchange: so a block freed here and allocated
+  // again is never written by a proxied put, signal or atomic issued before the free (a kernel
+  // that ends without a quiet leaves those in flight once its stream is synchronized).
+  if (fabric_) drain_proxy("free");
   check_collective(CollectiveKind::free, "free", offset);
   if (!inside) {
     fail(ErrorCode::invalid_argument, "free: pointer " + hex(ptr) +

@@ -51,6 +51,9 @@ class RuntimeImpl {
   std::uint64_t abort_word() const { return abort_.load(); }
   // Throws Error(peer_lost) naming the PE when the abort word is set.
   void check_not_aborting(const char* what) const { abort_.check_not_aborting(pe_, what); }
+  // Waits (bounded) until every operation this PE handed to the network proxy completed; a
+  // failure is rethrown with "<what>: " in front. Needs fabric_.
+  void drain_proxy(const char* what);
   // The peer watch saw PE `pe`'s process end: set the abort word, tell the bootstrap.
   void peer_died(int pe);
 

@@ -179,6 +179,43 @@ void moe_calls_complete(tessera::Runtime& rt) {
   }
 }
 
+// A block freed while a put into it is still in the proxy (put_nbi, no quiet: the kernel ends
+// and the stream synchronizes with the put in flight) and then allocated again: free completes
+// this PE's proxied operations before it returns, so the put is done by then and cannot land
+// on the new block's zeros. Large puts to a PE on the other node (or, with TESSERA_P2P=0, any
+// other PE) keep the proxy busy for milliseconds, far longer than free's exchange takes.
+void free_completes_proxied_writes(tessera::Runtime& rt) {
+  const int me = rt.pe();
+  const int n = rt.n_pes();
+  const int target = (me + n / 2) % n;
+  constexpr std::size_t kWords = std::size_t{1} << 20;  // 8 MiB
+  const auto ctx = rt.device_context();
+  for (int round = 0; round < 3; ++round) {
+    auto* source = static_cast<std::uint64_t*>(rt.malloc(kWords * sizeof(std::uint64_t)));
+    auto* block = static_cast<std::uint64_t*>(rt.malloc(kWords * sizeof(std::uint64_t)));
+    for (std::size_t i = 0; i < kWords; ++i) source[i] = 0xfeed0000u + static_cast<unsigned>(me);
+    rt.barrier();
+    run_kernel(rt, [&, ctx](td::Block blk) {
+      td::put_nbi(blk, ctx, td::make_tile(block, kWords),
+                  td::make_tile<const std::uint64_t>(source, kWords), target);
+    });
+    rt.free(block);
+    expect(proxy_idle(ctx), me, "free returned with a proxied put into the freed block in flight");
+    auto* again = static_cast<std::uint64_t*>(rt.malloc(kWords * sizeof(std::uint64_t)));
+    expect(again == block, me, "the freed block was not allocated again (the test needs it)");
+    std::memset(again, 0, kWords * sizeof(std::uint64_t));
+    rt.barrier();
+    std::size_t written = 0;
+    for (std::size_t i = 0; i < kWords; ++i) written += again[i] != 0;
+    expect(written == 0, me,
+           std::to_string(written) +
+               " words of a re-allocated, zeroed block were written by a "
+               "put issued before its free");
+    rt.free(again);
+    rt.free(source);
+  }
+}
+
 int ops(tessera::Runtime& rt) {
   const int me = rt.pe();
   const int n = rt.n_pes();
@@ -278,6 +315,8 @@ int ops(tessera::Runtime& rt) {
   all_gather_calls_complete(rt);
   rt.barrier();
   moe_calls_complete(rt);
+  rt.barrier();
+  free_completes_proxied_writes(rt);
   rt.barrier();
   std::printf("fabric ops %s PE %d/%d provider %s nic %s transports %s\n",
               failures == 0 ? "PASS" : "FAIL", me, n, rt.fabric_provider().c_str(),
