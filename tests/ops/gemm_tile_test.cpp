@@ -206,8 +206,16 @@ TEST(HostBlas, ProcessUsesThePathAsked) {
   if (!fresh.available) {
     GTEST_SKIP() << "no BLAS installed: " << fresh.status;
   }
-  if (request == "blis" || request.empty()) {
+  if (request == "blis") {
     EXPECT_NE(info.name.find("BLIS"), std::string::npos) << info.name;
+  }
+  if (request.empty() || request == "auto") {
+    // auto: BLIS, unless it runs its generic configuration and OpenBLAS is installed.
+    const blas::Info blis = blas::probe("blis");
+    const bool generic = blis.available && blas::runs_generic_blis(blis.name);
+    const bool openblas = blas::probe("openblas").available;
+    const char* expected = blis.available && !(generic && openblas) ? "BLIS" : "OpenBLAS";
+    EXPECT_EQ(info.name.rfind(expected, 0), 0u) << info.name;
   }
   if (request == "openblas") {
     EXPECT_NE(info.name.find("OpenBLAS"), std::string::npos) << info.name;
@@ -227,6 +235,13 @@ TEST(HostBlas, ProbeLoadsEachLibrarySerial) {
               std::string::npos)
         << info.name;
   }
+}
+
+TEST(HostBlas, OnlyABlisNamingItsGenericConfigurationCountsAsGeneric) {
+  EXPECT_TRUE(blas::runs_generic_blis("BLIS 0.9.0 generic (serial, /usr/lib/libblis.so.4)"));
+  EXPECT_FALSE(blas::runs_generic_blis("BLIS 0.9.0 zen3 (serial, /usr/lib/libblis.so.4)"));
+  EXPECT_FALSE(blas::runs_generic_blis("BLIS 0.9.0 skx (serial, /usr/lib/libblis.so.4)"));
+  EXPECT_FALSE(blas::runs_generic_blis("OpenBLAS 0.3.21 DYNAMIC_ARCH generic"));
 }
 
 TEST(HostBlas, BadRequestsSayWhy) {

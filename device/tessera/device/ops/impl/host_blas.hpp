@@ -3,7 +3,8 @@
 // build or a machine without a BLAS still works: gemm_tile then runs its own portable kernel.
 //
 // TESSERA_BLAS chooses, read once per process on first use:
-//   unset, "" or "auto"  BLIS, else OpenBLAS, else none (the portable kernel), silently;
+//   unset, "" or "auto"  BLIS, else OpenBLAS, else none (the portable kernel), silently; a BLIS
+//                        running its generic configuration only when OpenBLAS is missing
 //                        (OpenBLAS's calls are serialized: concurrent ones gave wrong results);
 //   "openblas", "blis"   that library (its serial build first, then the default one);
 //   "none"               the portable kernel;
@@ -35,6 +36,10 @@ const Info& info();
 // Resolves `request` (TESSERA_BLAS's syntax) into a freshly loaded library's Info without
 // touching the process's choice: for tests and `tessera-bench gemm`'s report.
 Info probe(const std::string& request);
+
+// True for the Info name of a BLIS running its generic configuration (no kernels for this CPU):
+// TESSERA_BLAS=auto then takes OpenBLAS instead when it is installed.
+bool runs_generic_blis(const std::string& name);
 
 // Row-major C = A * B (accumulate = false) or C += A * B, A m x k (lda), B k x n (ldb), C m x n
 // (ldc), through the process's BLAS, run in the calling thread. Returns false, touching nothing,
