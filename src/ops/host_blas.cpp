@@ -107,11 +107,11 @@ bool open_library(const std::string& path, Loaded& out, std::string& why) {
   return true;
 }
 
-// The first of `library`'s candidates that opens, or one with info.available false and the
-// reasons in `why`.
-Loaded open_first(const std::string& library, std::string& why) {
+// The first of `paths` that opens, or one with info.available false and the reasons appended
+// to `why`.
+Loaded open_first(const std::vector<std::string>& paths, std::string& why) {
   Loaded out;
-  for (const std::string& path : candidates(library)) {
+  for (const std::string& path : paths) {
     std::string this_why;
     if (open_library(path, out, this_why)) return out;
     why += (why.empty() ? "" : "; ") + this_why;
@@ -126,9 +126,9 @@ Loaded open_first(const std::string& library, std::string& why) {
 // installed, is taken instead.
 Loaded load_auto() {
   std::string why;
-  Loaded blis = open_first("blis", why);
+  Loaded blis = open_first(candidates("blis"), why);
   if (blis.info.available && !runs_generic_blis(blis.info.name)) return blis;
-  Loaded openblas = open_first("openblas", why);
+  Loaded openblas = open_first(candidates("openblas"), why);
   if (openblas.info.available) {
     if (blis.info.available) openblas.info.name += "; taken over " + blis.info.name;
     return openblas;
@@ -145,8 +145,8 @@ Loaded load(const std::string& request) {
     out.info.status = "TESSERA_BLAS=none: the portable kernel";
     return out;
   }
-  std::vector<std::string> paths;
   if (request.empty() || request == "auto") return load_auto();
+  std::vector<std::string> paths;
   if (request.find('/') != std::string::npos) {
     paths = {request};
   } else if (request == "openblas" || request == "blis") {
@@ -157,13 +157,9 @@ Loaded load(const std::string& request) {
     return out;
   }
   std::string why;
-  for (const std::string& path : paths) {
-    std::string this_why;
-    if (open_library(path, out, this_why)) return out;
-    why += (why.empty() ? "" : "; ") + this_why;
-  }
-  out.info.status = "TESSERA_BLAS=" + (request.empty() ? std::string("auto") : request) +
-                    ": no BLAS found (" + why + ")";
+  out = open_first(paths, why);
+  if (!out.info.available)
+    out.info.status = "TESSERA_BLAS=" + request + ": no BLAS found (" + why + ")";
   return out;
 }
 
