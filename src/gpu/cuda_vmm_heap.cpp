@@ -45,6 +45,8 @@ class CudaVmmHeap final : public VmmHeap {
 
 bool vmm_heap_supported(int device) { return vmm_supported(device); }
 
+int vmm_gpudirect_rdma(int device) { return vmm_rdma_supported(device) ? 1 : 0; }
+
 std::unique_ptr<VmmHeap> make_vmm_heap(std::size_t bytes, int device, int pe) {
   return std::make_unique<CudaVmmHeap>(bytes, device, pe);
 }

@@ -8,10 +8,13 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpu/gpu_runtime.hpp"
 #include "gpu/gpu_segment.hpp"
 #include "gpu/vmm_heap.hpp"
+#include "tessera/detail/gpu_kernel_record.hpp"
+#include "tessera/detail/gpu_launch.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::detail::TESSERA_GPU_NS {
@@ -68,6 +71,23 @@ class GpuBackend final : public ExecutionBackend {
   double clock_scale_ = 1.0;
 };
 
+// How many blocks of each of this runtime's recorded kernels (gpu_kernel_record.hpp) fit at once
+// on one multiprocessor of `device`, at the launch glue's block width; -1 where the query fails.
+std::vector<GpuDeviceFacts::Kernel> kernel_residency(int device) {
+  std::vector<GpuDeviceFacts::Kernel> out;
+  const bool current = TESSERA_GPU(SetDevice)(device) == TESSERA_GPU(Success);
+  for (const GpuKernelRecord& k : recorded_gpu_kernels(TESSERA_GPU_RUNTIME)) {
+    int blocks = -1;
+    if (!current || TESSERA_GPU(OccupancyMaxActiveBlocksPerMultiprocessor)(
+                        &blocks, k.entry, kGpuBlockThreads, 0) != TESSERA_GPU(Success)) {
+      blocks = -1;
+    }
+    out.push_back({kernel_display_name(k.type_name), blocks});
+  }
+  (void)TESSERA_GPU(GetLastError)();
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<ExecutionBackend> make_backend(int devices) {
@@ -79,6 +99,7 @@ GpuPreflight preflight() {
   p.api = TESSERA_GPU_NAME_STRING;
   try {
     p.probe = probe();
+    p.block_threads = kGpuBlockThreads;
     // An MPS control daemon listens on a pipe in CUDA_MPS_PIPE_DIRECTORY (default
     // /tmp/nvidia-mps); HIP has no MPS.
     const char* pipes = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
@@ -98,6 +119,8 @@ GpuPreflight preflight() {
       f.host_native_atomics = device_attribute(TESSERA_GPU_ATTR_HOST_NATIVE_ATOMICS, d, 0) != 0;
       f.multiprocessors = device_attribute(TESSERA_GPU_ATTR_MULTIPROCESSORS, d, 0);
       f.vmm_posix_fd = vmm_heap_supported(d);
+      f.vmm_gpudirect_rdma = vmm_gpudirect_rdma(d);
+      f.kernels = kernel_residency(d);
 #if defined(TESSERA_GPU_ATTR_GPUDIRECT_RDMA)
       f.gpudirect_rdma = device_attribute(TESSERA_GPU_ATTR_GPUDIRECT_RDMA, d, 0) != 0 ? 1 : 0;
 #endif

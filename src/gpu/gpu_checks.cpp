@@ -64,6 +64,47 @@ bool map_peer_over_link(bool peer_access, bool native_atomics, int pe, int peer,
   return false;
 }
 
+namespace {
+
+// The co-resident blocks of each GPU kernel on device d: the fewest and the most, a FAIL per
+// kernel of which no block fits, a note per kernel whose query failed.
+template <class Line>
+void report_kernels(const GpuPreflight& p, const GpuDeviceFacts& d, Line& line, bool& ok) {
+  const std::string dev = "device " + std::to_string(d.ordinal);
+  if (d.kernels.empty()) {
+    line(dev + ": no " + p.api + " kernels are compiled into this program");
+    return;
+  }
+  const GpuDeviceFacts::Kernel* fewest = nullptr;
+  const GpuDeviceFacts::Kernel* most = nullptr;
+  for (const GpuDeviceFacts::Kernel& k : d.kernels) {
+    if (k.blocks_per_sm < 0) {
+      line("note: " + dev + ": the co-resident blocks of " + k.name + " could not be queried");
+      continue;
+    }
+    if (k.blocks_per_sm == 0) {
+      ok = false;
+      line("FAIL: " + dev + ": not one " + std::to_string(p.block_threads) + "-thread block of " +
+           k.name +
+           " fits on a multiprocessor (registers or shared memory): every launch of "
+           "it fails");
+    }
+    if (fewest == nullptr || k.blocks_per_sm < fewest->blocks_per_sm) fewest = &k;
+    if (most == nullptr || k.blocks_per_sm > most->blocks_per_sm) most = &k;
+  }
+  if (fewest == nullptr) return;
+  auto blocks = [&d](const GpuDeviceFacts::Kernel& k) {
+    return std::to_string(k.blocks_per_sm * d.multiprocessors) + " blocks (" +
+           std::to_string(k.blocks_per_sm) + " per multiprocessor) of " + k.name;
+  };
+  line(dev + ": " + std::to_string(d.kernels.size()) + " kernels of " +
+       std::to_string(p.block_threads) + " threads per block; co-resident at once: fewest " +
+       blocks(*fewest) + ", most " + blocks(*most) +
+       " (a cooperative launch of more blocks fails)");
+}
+
+}  // namespace
+
 std::string format_preflight(const GpuPreflight& p, bool& ok) {
   ok = true;
   std::string out;
@@ -88,11 +129,11 @@ std::string format_preflight(const GpuPreflight& p, bool& ok) {
          yes(d.mig) + ", cooperative launch " + yes(d.cooperative_launch) +
          ", host native atomics " + yes(d.host_native_atomics) + ", VMM + POSIX fd " +
          yes(d.vmm_posix_fd) + ", GPUDirect RDMA " +
-         (d.gpudirect_rdma < 0 ? std::string("n/a") : yes(d.gpudirect_rdma == 1)) + ", " +
-         std::to_string(d.multiprocessors) + " multiprocessors" +
-         (d.resident_blocks > 0
-              ? ", " + std::to_string(d.resident_blocks) + " co-resident 256-thread blocks"
-              : std::string()));
+         (d.gpudirect_rdma < 0 ? std::string("n/a") : yes(d.gpudirect_rdma == 1)) +
+         ", GPUDirect RDMA with VMM " +
+         (d.vmm_gpudirect_rdma < 0 ? std::string("n/a") : yes(d.vmm_gpudirect_rdma == 1)) + ", " +
+         std::to_string(d.multiprocessors) + " multiprocessors");
+    report_kernels(p, d, line, ok);
     if (!d.cooperative_launch) {
       ok = false;
       line("FAIL: " + dev + " has no cooperative launch (every Tessera kernel needs it)");

@@ -61,9 +61,17 @@ struct GpuDeviceFacts {
   bool host_native_atomics = false;
   bool vmm_posix_fd = false;  // the heap's VMM path (CUDA only)
   int gpudirect_rdma = -1;    // GPUDirect RDMA (the runtime's attribute): 1, 0, -1 n/a (HIP)
+  // GPUDirect RDMA on VMM memory, which the heap's VMM path needs to be registered with a NIC:
+  // 1, 0, -1 n/a (a runtime without the VMM path)
+  int vmm_gpudirect_rdma = -1;
   int multiprocessors = 0;
-  int resident_blocks =
-      0;  // co-resident 256-thread blocks of a small kernel (SMs x per-SM), 0: unknown
+  // Per GPU kernel of the process (the library's, gpu_kernel_record.hpp): how many of its
+  // blocks (of the launch glue's width) one multiprocessor holds at once; -1: the query failed.
+  struct Kernel {
+    std::string name;
+    int blocks_per_sm = -1;
+  };
+  std::vector<Kernel> kernels;
 };
 
 // Per ordered pair of devices: load/store peer access and native atomics over the link.
@@ -77,14 +85,16 @@ struct GpuPairFacts {
 struct GpuPreflight {
   std::string api;  // "CUDA" or "HIP"
   GpuProbe probe;
-  bool mps = false;  // an MPS control daemon's pipe is visible
+  bool mps = false;       // an MPS control daemon's pipe is visible
+  int block_threads = 0;  // threads per block of every launch (the launch glue's)
   std::vector<GpuDeviceFacts> devices;
   std::vector<GpuPairFacts> pairs;
 };
 
 // The report of one runtime's preflight, a line per fact; `ok` false (with the cause in a line
 // starting "FAIL:") when this runtime cannot run Tessera here: no device (the probe's true
-// cause), a device without cooperative launch, or one whose compute mode prohibits contexts.
+// cause), a device without cooperative launch, one whose compute mode prohibits contexts, or a
+// kernel of which not one block fits on a multiprocessor (every launch of it would fail).
 // Peers without native atomics and hosts without native atomics are reported, not failed (the
 // proxy path and the host-side ring lane cover them).
 std::string format_preflight(const GpuPreflight& preflight, bool& ok);

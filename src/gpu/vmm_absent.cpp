@@ -6,6 +6,8 @@ namespace tessera::detail::TESSERA_GPU_NS {
 
 bool vmm_heap_supported(int) { return false; }
 
+int vmm_gpudirect_rdma(int) { return -1; }
+
 std::unique_ptr<VmmHeap> make_vmm_heap(std::size_t, int, int pe) {
   throw Error(ErrorCode::internal, pe,
               std::string("the ") + TESSERA_GPU_NAME_STRING + " heap has no VMM path");

@@ -30,6 +30,9 @@ class VmmHeap {
 
 // True when `device` supports VMM allocations exportable as POSIX fds.
 bool vmm_heap_supported(int device);
+// 1 when a NIC can register `device`'s VMM memory (GPUDirect RDMA with VMM), 0 when not, -1 for
+// a runtime without the VMM path.
+int vmm_gpudirect_rdma(int device);
 // `bytes` rounded up to the VMM granularity, allocated on `device` and mapped. Throws
 // Error(out_of_memory / backend) naming `pe`.
 std::unique_ptr<VmmHeap> make_vmm_heap(std::size_t bytes, int device, int pe);

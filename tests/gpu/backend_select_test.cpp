@@ -8,9 +8,12 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "gpu/gpu_checks.hpp"
+#include "tessera/detail/gpu_kernel_record.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera {
@@ -181,6 +184,87 @@ TEST(GpuPeerLink, APeerWithoutNativeAtomicsIsLeftToTheProxyPathWithANote) {
   EXPECT_NE(note.find("PE 0 reaches PE 3's GPU by P2P but without native atomics"),
             std::string::npos)
       << note;
+}
+
+// A preflight of one device that passes every device check, with the kernels given.
+detail::GpuPreflight one_device(std::vector<detail::GpuDeviceFacts::Kernel> kernels) {
+  detail::GpuPreflight p;
+  p.api = "CUDA";
+  p.probe.devices = 1;
+  p.probe.driver_version = p.probe.runtime_version = 13000;
+  p.block_threads = 256;
+  detail::GpuDeviceFacts d;
+  d.name = "Fake GPU";
+  d.cooperative_launch = true;
+  d.multiprocessors = 132;
+  d.vmm_gpudirect_rdma = 1;
+  d.kernels = std::move(kernels);
+  p.devices.push_back(d);
+  return p;
+}
+
+TEST(GpuPreflight, ReportsTheFewestAndMostCoResidentBlocksOfTheKernels) {
+  bool ok = false;
+  const std::string report = detail::format_preflight(
+      one_device({{"AllReduceKernel<float>", 4}, {"GemmTilesKernel", 1}, {"BarrierKernel", 8}}),
+      ok);
+  EXPECT_TRUE(ok) << report;
+  EXPECT_NE(report.find("GPUDirect RDMA with VMM yes"), std::string::npos) << report;
+  EXPECT_NE(report.find("device 0: 3 kernels of 256 threads per block; co-resident at once: "
+                        "fewest 132 blocks (1 per multiprocessor) of GemmTilesKernel, most 1056 "
+                        "blocks (8 per multiprocessor) of BarrierKernel"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("preflight: ok"), std::string::npos) << report;
+}
+
+TEST(GpuPreflight, AKernelOfWhichNoBlockFitsFailsNamingIt) {
+  bool ok = true;
+  const std::string report =
+      detail::format_preflight(one_device({{"AllReduceKernel<float>", 4}, {"HugeKernel", 0}}), ok);
+  EXPECT_FALSE(ok) << report;
+  EXPECT_NE(report.find("CUDA: FAIL: device 0: not one 256-thread block of HugeKernel fits on a "
+                        "multiprocessor"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("preflight: ok"), std::string::npos) << report;
+}
+
+TEST(GpuPreflight, AFailedQueryIsANoteAndNoKernelsIsSaid) {
+  bool ok = false;
+  std::string report = detail::format_preflight(one_device({{"OddKernel", -1}}), ok);
+  EXPECT_TRUE(ok) << report;
+  EXPECT_NE(report.find("note: device 0: the co-resident blocks of OddKernel could not be queried"),
+            std::string::npos)
+      << report;
+  report = detail::format_preflight(one_device({}), ok);
+  EXPECT_TRUE(ok) << report;
+  EXPECT_NE(report.find("device 0: no CUDA kernels are compiled into this program"),
+            std::string::npos)
+      << report;
+}
+
+namespace fake_kernels {
+struct First {};
+template <class T>
+struct Second {};
+}  // namespace fake_kernels
+
+TEST(GpuKernelRecord, EachEntryIsKeptOncePerRuntimeInTheOrderFirstRecorded) {
+  // Stand-ins for kernel entry points (only their addresses are recorded); runtime 7 is one no
+  // build has, so the library's own records (none in a host build) cannot mix in.
+  static const char a = 0, b = 0;
+  detail::record_gpu_kernel(7, &a, typeid(fake_kernels::First).name());
+  detail::record_gpu_kernel(7, &b, typeid(fake_kernels::Second<float>).name());
+  detail::record_gpu_kernel(7, &a, typeid(fake_kernels::First).name());
+  detail::record_gpu_kernel(8, &a, typeid(fake_kernels::First).name());
+  const auto kernels = detail::recorded_gpu_kernels(7);
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].entry, &a);
+  EXPECT_EQ(kernels[1].entry, &b);
+  EXPECT_EQ(detail::kernel_display_name(kernels[0].type_name), "fake_kernels::First");
+  EXPECT_EQ(detail::kernel_display_name(kernels[1].type_name), "fake_kernels::Second<float>");
+  EXPECT_EQ(detail::recorded_gpu_kernels(8).size(), 1u);
 }
 
 }  // namespace

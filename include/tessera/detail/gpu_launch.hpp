@@ -10,9 +10,6 @@
 #include "tessera/error.hpp"
 #include "tessera/stream.hpp"
 
-#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
-#include "tessera/detail/gpu_names.hpp"
-
 namespace tessera::detail {
 
 // Threads per block of a GPU launch. Kernels split work with group-stride loops, so any width
@@ -20,17 +17,41 @@ namespace tessera::detail {
 // per SM / compute unit.
 inline constexpr int kGpuBlockThreads = 256;
 
+}  // namespace tessera::detail
+
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
+#include <typeinfo>
+
+#include "tessera/detail/gpu_kernel_record.hpp"
+#include "tessera/detail/gpu_names.hpp"
+
+namespace tessera::detail {
+
 // One block of a grid: the kernel object called as it would be on the host executor.
 template <class Kernel, class... Args>
 __global__ void kernel_entry(Kernel kernel, Args... args) {
   kernel(device::Block(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)), args...);
 }
 
+// Records kernel_entry<Kernel, Args...> in the process's list of GPU kernels when the object
+// that launches it is loaded (gpu_kernel_record.hpp: tessera-info --gpu reports how many blocks
+// of each can be co-resident). gpu_launch names `recorded`, which makes every instantiation it
+// launches define it, and so run this initialiser.
+template <class Kernel, class... Args>
+struct KernelEntryRecorded {
+  static inline const bool recorded =
+      (record_gpu_kernel(TESSERA_GPU_RUNTIME,
+                         reinterpret_cast<const void*>(&kernel_entry<Kernel, Args...>),
+                         typeid(Kernel).name()),
+       true);
+};
+
 // Launches `grid` blocks of kernel_entry on the stream's native stream. Cooperative, so every
 // block is resident at once (as on the host executor) and a grid too large for that fails here
 // with invalid_argument instead of deadlocking blocks that wait for each other.
 template <class Kernel, class... Args>
 void gpu_launch(Stream& stream, int grid, Kernel& kernel, Args&... args) {
+  static_cast<void>(KernelEntryRecorded<Kernel, Args...>::recorded);
   TESSERA_GPU(Error_t) result = TESSERA_GPU(SetDevice)(stream.native_device());
   if (result == TESSERA_GPU(Success)) {
     void* params[] = {static_cast<void*>(&kernel), static_cast<void*>(&args)...};
