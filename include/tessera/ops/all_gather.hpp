@@ -13,8 +13,8 @@ namespace tessera::ops {
 
 enum class AllGatherAlgo {
   automatic,  // TESSERA_ALLGATHER_ALGO if set, else one-shot below kAllGatherRingThreshold
-  oneshot,    // every PE pushes its chunk to every peer: one hop, lowest latency (staged through
-              // a symmetric buffer up to kAllGatherStagedMax, so no handshake is needed)
+  oneshot,    // every PE pushes its chunk to every peer: one hop, lowest latency (above two PEs
+              // staged through a symmetric buffer up to kAllGatherStagedMax: no handshake)
   ring,       // chunks forwarded around the ring: each PE talks to one neighbour only
 };
 
@@ -27,9 +27,10 @@ inline constexpr std::size_t kAllGatherRingThreshold = std::size_t{32} << 20;
 // signal per chunk costs nothing.
 inline constexpr std::size_t kAllGatherRingChunk = std::size_t{256} << 10;
 
-// Contributions up to this size take the staged one-shot: pushed into a symmetric staging area
-// (2 * n_pes * bytes_per_pe per recv buffer, allocated at its first call), copied out by the
-// receiver; above it, one-shot writes straight into the peers' recv after they signal entry.
+// With more than two PEs, contributions up to this size take the staged one-shot: pushed into a
+// symmetric staging area (2 * n_pes * bytes_per_pe per recv buffer, allocated at its first call),
+// copied out by the receiver; above it, and at every size with two PEs, one-shot writes straight
+// into the peers' recv after they signal entry.
 inline constexpr std::size_t kAllGatherStagedMax = std::size_t{64} << 10;
 
 // The algorithm `automatic` resolves to on this PE for `bytes_per_pe` (reads
