@@ -165,7 +165,9 @@ AllReduceAlgo resolve_all_reduce_algo(std::size_t count, Dtype dtype, int team_s
   algo = algo_from_env(-1);
   if (algo != AllReduceAlgo::automatic) return algo;
   const std::size_t bytes = count * size_of(dtype);
-  if (team_size <= 1 || bytes < kAllReduceTwoShotThreshold) return AllReduceAlgo::one_shot;
+  const std::size_t two_shot_from =
+      team_size == 2 ? kAllReduceTwoShotThresholdOfTwo : kAllReduceTwoShotThreshold;
+  if (team_size <= 1 || bytes < two_shot_from) return AllReduceAlgo::one_shot;
   return bytes < kAllReduceRingThreshold ? AllReduceAlgo::two_shot : AllReduceAlgo::ring;
 }
 

@@ -341,6 +341,14 @@ TEST(AllReduceArguments, EnvironmentPicksTheAlgorithmAndRejectsUnknownNames) {
             AllReduceAlgo::two_shot);
   EXPECT_EQ(ops::resolve_all_reduce_algo(ops::kAllReduceRingThreshold / 2, Dtype::f16, 2),
             AllReduceAlgo::ring);
+  // A team of two switches to two-shot earlier.
+  EXPECT_EQ(
+      ops::resolve_all_reduce_algo(ops::kAllReduceTwoShotThresholdOfTwo / 4 - 1, Dtype::f32, 2),
+      AllReduceAlgo::one_shot);
+  EXPECT_EQ(ops::resolve_all_reduce_algo(ops::kAllReduceTwoShotThresholdOfTwo / 4, Dtype::f32, 2),
+            AllReduceAlgo::two_shot);
+  EXPECT_EQ(ops::resolve_all_reduce_algo(ops::kAllReduceTwoShotThresholdOfTwo / 4, Dtype::f32, 3),
+            AllReduceAlgo::one_shot);
   EXPECT_EQ(ops::resolve_all_reduce_algo(1 << 20, Dtype::f32, 1), AllReduceAlgo::one_shot);
   ::setenv("TESSERA_ALLREDUCE_ALGO", "ring", 1);
   EXPECT_EQ(ops::resolve_all_reduce_algo(1, Dtype::f32, 4), AllReduceAlgo::ring);
