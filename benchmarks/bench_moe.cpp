@@ -3,11 +3,15 @@
 // per call (median; every PE calls, the op is collective).
 //   limit: memcpy of the bytes PE 0 must receive (its tokens once per source token, and back in
 //          combine one row per token and expert PE), one thread, private buffers;
-//   peer:  MPI: permute the tokens by destination PE (once per PE), MPI_Alltoall of counts,
-//          MPI_Alltoallv of the rows; combine: MPI_Alltoallv back and an fp32 sum per token.
+//   peer:  MPI producing the op's results: permute the tokens by destination PE (once per PE,
+//          with their routing there), MPI_Alltoall of counts, MPI_Alltoallv of the records, a
+//          copy of each row into each of its local experts' rows; combine: the weighted fp32 sum
+//          of each token's local expert rows, MPI_Alltoallv back, an fp32 sum per token.
 // Extra fields: tokens, hidden, topk, experts, recv_gbps (received bytes / time).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -25,6 +29,9 @@ namespace td = tessera::device;
 
 constexpr int kTopk = 8;
 constexpr int kExpertsPerPe = 8;
+// Largest relative difference allowed between the peer's y and the op's: a few bf16 roundings
+// (2^-8 each) of sums of up to P partials.
+constexpr double kPeerTolerance = 1.0 / 32;
 
 // PE `pe`'s routing: kTopk distinct experts per token, weights in [0.05, 1).
 void make_routing(int pe, std::size_t tokens, int experts, std::vector<std::int32_t>& idx,
@@ -90,8 +97,9 @@ void run_moe(BenchEnv& env) {
         "limit = memcpy of the bytes PE 0 receives (dispatch: its tokens once per "
         "source token; combine: one partial per token and expert PE)");
     env.report->note(
-        "peer  = MPI: permute by destination PE, MPI_Alltoall of counts, "
-        "MPI_Alltoallv of rows; combine: MPI_Alltoallv back + fp32 sum" +
+        "peer  = MPI: permute by destination PE, MPI_Alltoall of counts, MPI_Alltoallv of "
+        "rows + routing, rows copied into expert rows; combine: weighted fp32 sum over local "
+        "experts, MPI_Alltoallv back + fp32 sum" +
         (peer_reason.empty() ? std::string() : " -- " + peer_reason));
   }
   for (const std::size_t hidden : {std::size_t{1024}, std::size_t{7168}}) {
@@ -181,7 +189,26 @@ void run_moe(BenchEnv& env) {
 
       const auto per_pe = tokens_per_pe(idx, tokens, n);
       const peer::MoePeerTimes peer_times =
-          peer::moe(me, n, x.data(), per_pe, tokens, row_bytes, warmup, iters);
+          peer::moe(me, n, x.data(), per_pe, {idx.data(), weight.data(), kTopk, kExpertsPerPe},
+                    tokens, row_bytes, warmup, iters);
+
+      // The peer must compute what the op computes: y within bf16 rounding of the op's (the op
+      // sums a PE's own experts without rounding their partial to bf16 first).
+      double max_rel_diff = 0;
+      if (peer_times.y.size() == y.size()) {
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          const double a = static_cast<double>(td::to_float(y[i]));
+          const double b = static_cast<double>(td::to_float(td::bf16{peer_times.y[i]}));
+          const double scale = std::max(std::abs(a), std::abs(b));
+          if (scale > 0) max_rel_diff = std::max(max_rel_diff, std::abs(a - b) / scale);
+        }
+        if (max_rel_diff > kPeerTolerance) {
+          std::fprintf(stderr,
+                       "tessera-bench moe: PE %d: the MPI peer's y differs from the op's by %.4g "
+                       "(relative) at T=%zu H=%zu: the peer is not doing the op's work\n",
+                       me, max_rel_diff, tokens, hidden);
+        }
+      }
 
       if (env.report) {
         auto drop = [&](std::vector<double> v) {
@@ -216,6 +243,7 @@ void run_moe(BenchEnv& env) {
           row.extra.push_back({"topk", std::int64_t{kTopk}});
           row.extra.push_back({"experts", std::int64_t{experts}});
           row.extra.push_back({"recv_gbps", static_cast<double>(v.bytes) / (row.time_us * 1e3)});
+          if (!peer_times.y.empty()) row.extra.push_back({"peer_max_rel_diff", max_rel_diff});
           env.report->add(row);
         }
       }

@@ -310,7 +310,8 @@ PeerTimes gemm_then_allgather_columns(int pe, int n_pes, const std::function<voi
 }
 
 MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector<int>>& rows_to_pe,
-                 std::size_t tokens, std::size_t row_bytes, int warmup, int iters) {
+                 const MoeRouting& routing, std::size_t tokens, std::size_t row_bytes, int warmup,
+                 int iters) {
   MoePeerTimes result;
   const std::string reason = unavailable_reason(pe, n_pes);
   if (!reason.empty()) {
@@ -318,26 +319,69 @@ MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector
     return result;
   }
   const auto n = static_cast<std::size_t>(n_pes);
+  const auto topk = static_cast<std::size_t>(routing.topk);
   const std::size_t hidden = row_bytes / 2;
-  MPI_Datatype row_type = MPI_DATATYPE_NULL;
+  // A dispatch record: the row, then per top-k slot the local expert on the destination PE (-1:
+  // none there) and the weight.
+  const std::size_t record_bytes = row_bytes + topk * (sizeof(std::int32_t) + sizeof(float));
+  MPI_Datatype record_type = MPI_DATATYPE_NULL, row_type = MPI_DATATYPE_NULL;
+  check(MPI_Type_contiguous(static_cast<int>(record_bytes), MPI_BYTE, &record_type), pe,
+        "MPI_Type_contiguous");
+  check(MPI_Type_commit(&record_type), pe, "MPI_Type_commit");
   check(MPI_Type_contiguous(static_cast<int>(row_bytes), MPI_BYTE, &row_type), pe,
         "MPI_Type_contiguous");
   check(MPI_Type_commit(&row_type), pe, "MPI_Type_commit");
   std::vector<int> send_counts(n), recv_counts(n), send_displs(n), recv_displs(n);
   std::size_t send_rows = 0;
   for (const auto& rows : rows_to_pe) send_rows += rows.size();
-  std::vector<unsigned char> send(std::max<std::size_t>(send_rows, 1) * row_bytes);
-  std::vector<unsigned char> back(send.size()), recv;
-  std::vector<float> acc(tokens * hidden);
+  std::vector<unsigned char> send(std::max<std::size_t>(send_rows, 1) * record_bytes), recv;
+  std::vector<unsigned char> back(std::max<std::size_t>(send_rows, 1) * row_bytes), partials;
+  std::vector<unsigned char> expert_x;                 // expert-major rows
+  std::vector<std::size_t> expert_rows, expert_start;  // per local expert
+  std::vector<std::size_t> slot_row;                   // per received record and slot: its row
+  std::vector<float> acc(tokens * hidden), partial(hidden);
   std::vector<std::uint16_t> y(tokens * hidden);
   const auto* src = static_cast<const unsigned char*>(x);
+  const auto local_experts = static_cast<std::size_t>(routing.experts_per_pe);
+  auto bf16_to_float = [](std::uint16_t h) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+    float v;
+    std::memcpy(&v, &bits, sizeof(v));
+    return v;
+  };
+  auto float_to_bf16 = [](float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  };
+  auto record_expert = [&](const unsigned char* record, std::size_t j) {
+    std::int32_t e;
+    std::memcpy(&e, record + row_bytes + j * sizeof(std::int32_t), sizeof(e));
+    return e;
+  };
+  auto record_weight = [&](const unsigned char* record, std::size_t j) {
+    float w;
+    std::memcpy(&w, record + row_bytes + topk * sizeof(std::int32_t) + j * sizeof(float),
+                sizeof(w));
+    return w;
+  };
 
   auto dispatch = [&] {
     std::size_t r = 0;
     for (std::size_t q = 0; q < n; ++q) {
       for (int t : rows_to_pe[q]) {
-        std::memcpy(send.data() + r * row_bytes, src + static_cast<std::size_t>(t) * row_bytes,
-                    row_bytes);
+        unsigned char* record = send.data() + r * record_bytes;
+        std::memcpy(record, src + static_cast<std::size_t>(t) * row_bytes, row_bytes);
+        for (std::size_t j = 0; j < topk; ++j) {
+          const std::int32_t e = routing.topk_idx[static_cast<std::size_t>(t) * topk + j];
+          const std::int32_t local =
+              e >= 0 && static_cast<std::size_t>(e) / local_experts == q
+                  ? static_cast<std::int32_t>(static_cast<std::size_t>(e) % local_experts)
+                  : -1;
+          std::memcpy(record + row_bytes + j * sizeof(std::int32_t), &local, sizeof(local));
+          std::memcpy(record + row_bytes + topk * sizeof(std::int32_t) + j * sizeof(float),
+                      &routing.weights[static_cast<std::size_t>(t) * topk + j], sizeof(float));
+        }
         ++r;
       }
       send_counts[q] = static_cast<int>(rows_to_pe[q].size());
@@ -352,35 +396,73 @@ MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector
       sent += send_counts[q];
       received += recv_counts[q];
     }
-    recv.resize(std::max<std::size_t>(static_cast<std::size_t>(received), 1) * row_bytes);
-    check(MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), row_type, recv.data(),
-                        recv_counts.data(), recv_displs.data(), row_type, MPI_COMM_WORLD),
-          pe, "MPI_Alltoallv");
+    const auto records = static_cast<std::size_t>(received);
+    recv.resize(std::max<std::size_t>(records, 1) * record_bytes);
+    check(
+        MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), record_type, recv.data(),
+                      recv_counts.data(), recv_displs.data(), record_type, MPI_COMM_WORLD),
+        pe, "MPI_Alltoallv");
+    // Expand into expert-major rows: count per local expert, then place each row.
+    expert_rows.assign(local_experts, 0);
+    for (std::size_t i = 0; i < records; ++i) {
+      for (std::size_t j = 0; j < topk; ++j) {
+        const std::int32_t e = record_expert(recv.data() + i * record_bytes, j);
+        if (e >= 0) ++expert_rows[static_cast<std::size_t>(e)];
+      }
+    }
+    expert_start.assign(local_experts, 0);
+    std::size_t total = 0;
+    for (std::size_t e = 0; e < local_experts; ++e) {
+      expert_start[e] = total;
+      total += expert_rows[e];
+    }
+    expert_x.resize(std::max<std::size_t>(total, 1) * row_bytes);
+    slot_row.assign(records * topk, 0);
+    for (std::size_t i = 0; i < records; ++i) {
+      const unsigned char* record = recv.data() + i * record_bytes;
+      for (std::size_t j = 0; j < topk; ++j) {
+        const std::int32_t e = record_expert(record, j);
+        if (e < 0) continue;
+        const std::size_t row = expert_start[static_cast<std::size_t>(e)]++;
+        slot_row[i * topk + j] = row;
+        std::memcpy(expert_x.data() + row * row_bytes, record, row_bytes);
+      }
+    }
   };
   auto combine = [&] {
-    check(MPI_Alltoallv(recv.data(), recv_counts.data(), recv_displs.data(), row_type, back.data(),
-                        send_counts.data(), send_displs.data(), row_type, MPI_COMM_WORLD),
+    // Expert side: one weighted fp32 sum per received token over its local experts' rows.
+    const std::size_t records = recv.size() / record_bytes;
+    partials.resize(std::max<std::size_t>(records, 1) * row_bytes);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(recv_displs[n - 1] + recv_counts[n - 1]);
+         ++i) {
+      const unsigned char* record = recv.data() + i * record_bytes;
+      std::fill(partial.begin(), partial.end(), 0.0f);
+      for (std::size_t j = 0; j < topk; ++j) {
+        if (record_expert(record, j) < 0) continue;
+        const float w = record_weight(record, j);
+        const auto* row = reinterpret_cast<const std::uint16_t*>(
+            expert_x.data() + slot_row[i * topk + j] * row_bytes);
+        for (std::size_t h = 0; h < hidden; ++h) partial[h] += w * bf16_to_float(row[h]);
+      }
+      auto* out = reinterpret_cast<std::uint16_t*>(partials.data() + i * row_bytes);
+      for (std::size_t h = 0; h < hidden; ++h) out[h] = float_to_bf16(partial[h]);
+    }
+    check(MPI_Alltoallv(partials.data(), recv_counts.data(), recv_displs.data(), row_type,
+                        back.data(), send_counts.data(), send_displs.data(), row_type,
+                        MPI_COMM_WORLD),
           pe, "MPI_Alltoallv");
+    // Source side: each token's partials from every PE, summed in fp32.
     std::fill(acc.begin(), acc.end(), 0.0f);
     std::size_t r = 0;
     for (std::size_t q = 0; q < n; ++q) {
       for (int t : rows_to_pe[q]) {
         const auto* row = reinterpret_cast<const std::uint16_t*>(back.data() + r * row_bytes);
         float* sum = acc.data() + static_cast<std::size_t>(t) * hidden;
-        for (std::size_t h = 0; h < hidden; ++h) {
-          const std::uint32_t bits = static_cast<std::uint32_t>(row[h]) << 16;
-          float v;
-          std::memcpy(&v, &bits, sizeof(v));
-          sum[h] += v;
-        }
+        for (std::size_t h = 0; h < hidden; ++h) sum[h] += bf16_to_float(row[h]);
         ++r;
       }
     }
-    for (std::size_t i = 0; i < acc.size(); ++i) {
-      std::uint32_t bits;
-      std::memcpy(&bits, &acc[i], sizeof(bits));
-      y[i] = static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-    }
+    for (std::size_t i = 0; i < acc.size(); ++i) y[i] = float_to_bf16(acc[i]);
   };
   auto timed = [&](PeerTimes& into, int i, auto&& fn) {
     idle_barrier(MPI_COMM_WORLD, pe);
@@ -398,7 +480,9 @@ MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector
     });
   }
   idle_barrier(MPI_COMM_WORLD, pe);
+  MPI_Type_free(&record_type);
   MPI_Type_free(&row_type);
+  result.y = std::move(y);
   return result;
 }
 

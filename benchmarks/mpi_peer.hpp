@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -75,16 +76,30 @@ PeerTimes gemm_then_allgather_columns(int pe, int n_pes, const std::function<voi
                                       std::size_t cols_per_pe, int warmup, int iters,
                                       bool until_all_done = false);
 
-// MoE dispatch + combine with MPI, bf16 rows of `row_bytes`: dispatch permutes this PE's tokens
-// x[tokens] by destination PE (rows_to_pe[q]: the tokens for PE q, each once per PE), exchanges
-// the counts with MPI_Alltoall and the rows with MPI_Alltoallv; combine sends the received rows
-// back with MPI_Alltoallv and sums each token's rows in fp32 into y. Times of dispatch alone,
-// combine alone (after an untimed dispatch) and both in a row, each after a barrier.
+// MoE dispatch + combine with MPI, producing what ops::MoeBuffer produces, bf16 rows of
+// `row_bytes`. Dispatch permutes this PE's tokens x[tokens] by destination PE (rows_to_pe[q]: the
+// tokens for PE q, each once per PE), each row followed by its routing on that PE (the local
+// expert and weight of every top-k slot; topk_idx[tokens * topk], weights likewise, experts
+// numbered PE-major with experts_per_pe per PE), exchanges the counts with MPI_Alltoall and the
+// records with MPI_Alltoallv, then copies each received row into the rows of each of its local
+// experts (expert-major, as the op's expert_x). Combine, with identity experts (expert_out =
+// expert_x, as the benchmark passes the op): per received token the fp32 sum of weight x expert
+// row over its local experts, rounded to bf16, sent back with MPI_Alltoallv, and summed per token
+// in fp32 into y. Times of dispatch alone, combine alone (after an untimed dispatch) and both in a
+// row, each after a barrier.
 struct MoePeerTimes {
   PeerTimes dispatch, combine, both;
+  std::vector<std::uint16_t> y;  // the last combine's result (bf16 bits), to check against the op
+};
+struct MoeRouting {
+  const std::int32_t* topk_idx = nullptr;
+  const float* weights = nullptr;
+  int topk = 1;
+  int experts_per_pe = 1;
 };
 MoePeerTimes moe(int pe, int n_pes, const void* x, const std::vector<std::vector<int>>& rows_to_pe,
-                 std::size_t tokens, std::size_t row_bytes, int warmup, int iters);
+                 const MoeRouting& routing, std::size_t tokens, std::size_t row_bytes, int warmup,
+                 int iters);
 
 }  // namespace tessera::bench::peer
 

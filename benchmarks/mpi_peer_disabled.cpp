@@ -38,8 +38,8 @@ PeerTimes gemm_then_allgather_columns(int, int, const std::function<void()>&, co
   return {{}, kReason};
 }
 
-MoePeerTimes moe(int, int, const void*, const std::vector<std::vector<int>>&, std::size_t,
-                 std::size_t, int, int) {
+MoePeerTimes moe(int, int, const void*, const std::vector<std::vector<int>>&, const MoeRouting&,
+                 std::size_t, std::size_t, int, int) {
   return {{{}, kReason}, {{}, kReason}, {{}, kReason}};
 }
 
