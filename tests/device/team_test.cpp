@@ -1,12 +1,16 @@
 // Device teams: barrier(g, ctx, team) and team_sync over world, node and strided teams, rank
 // translation between teams, and the failures a user can hit (non-member, no workspace,
-// a member that never comes, a barrier entered by two groups of one PE).
+// a member that never comes, a barrier entered by two groups of one PE). The typed strided-team
+// case is device_suites_sync.hpp's (run by suite_runner.hpp: PEs as threads with checked mode off
+// and on, or as processes); the other cases make thread PEs of their own and are skipped across
+// processes.
 #include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "device_test_util.hpp"
+#include "device_suites_sync.hpp"
+#include "suite_runner.hpp"
 #include "tessera/ops/all_reduce.hpp"
 #include "tessera/team.hpp"
 
@@ -24,68 +28,19 @@ PeOptions with_check(bool checked) {
   return o;
 }
 
-template <class G>
-class DeviceTeamBarrier : public ::testing::Test {};
-using Groups = ::testing::Types<td::Thread, td::Warp, td::Block>;
-TYPED_TEST_SUITE(DeviceTeamBarrier, Groups);
+// Each team's barrier orders its members' writes, teams' barriers are independent, and the world
+// team's barrier follows the sub-teams', for Thread, Warp and Block: device_suites_sync.hpp
+// (the same kernels run on the GPU).
+class DeviceTeamBarrier : public ::testing::TestWithParam<suites::Case> {};
 
-// Each round every member writes the round number into its slot on the next member of its team
-// (ranks wrap), then barriers on the team; the next member must see it. A team_sync keeps round
-// r + 1's write from racing round r's read. The even and odd teams of 4 PEs run different
-// numbers of rounds at the same time, so their barriers must be independent.
-TYPED_TEST(DeviceTeamBarrier, OrdersEachTeamsWritesAndTeamsRunIndependently) {
-  using G = TypeParam;
-  for (bool checked : {false, true}) {
-    run_pes(
-        4,
-        [](Runtime& rt) {
-          const auto ctx = rt.device_context();
-          const Team world = team_world(rt);
-          const Team even = team_split_strided(rt, world, 0, 2, 2);
-          const Team odd = team_split_strided(rt, world, 1, 2, 2);
-          const Team mine = rt.pe() % 2 == 0 ? even : odd;
-          ASSERT_TRUE(mine.is_member());
-          auto slot = rt.alloc<std::uint64_t>(1);
-          auto bad = rt.alloc<std::uint64_t>(1);
-          slot[0] = bad[0] = 0;
-          rt.barrier();
-          const std::uint64_t rounds = rt.pe() % 2 == 0 ? 200 : 70;
-          for (int kernel = 0; kernel < 2; ++kernel) {
-            run_kernel<G>(rt, [&, ctx, mine, kernel, rounds](G g) {
-              const int next = mine.pe((mine.my_rank + 1) % mine.size);
-              for (std::uint64_t r = 1; r <= rounds; ++r) {
-                const std::uint64_t value = static_cast<std::uint64_t>(kernel) * 1000 + r;
-                td::put_nbi(g, ctx, td::make_tile(slot.get(), 1),
-                            td::make_tile<const std::uint64_t>(&value, 1), next);
-                td::barrier(g, ctx, mine);
-                if (slot[0] != value) ++bad[0];
-                td::team_sync(g, ctx, mine);
-              }
-            });
-          }
-          EXPECT_EQ(bad[0], 0u);
-          EXPECT_EQ(slot[0], 1000 + rounds);
-          // The world team's barrier, after the sub-teams': every PE's store is visible.
-          run_kernel<G>(rt, [&, ctx, world](G g) {
-            if (g.rank() == 0) slot[0] = 5000 + static_cast<std::uint64_t>(ctx.my_pe);
-            td::barrier(g, ctx, world);
-            for (int pe = 0; pe < ctx.n_pes; ++pe) {
-              std::uint64_t got = 0;
-              td::get(g, ctx, td::make_tile(&got, 1),
-                      td::make_tile<const std::uint64_t>(slot.get(), 1), pe);
-              if (g.rank() == 0 && got != 5000 + static_cast<std::uint64_t>(pe)) ++bad[0];
-            }
-            td::barrier(g, ctx, world);
-          });
-          EXPECT_EQ(bad[0], 0u);
-          rt.barrier();
-        },
-        with_check(checked));
-  }
-}
+TEST_P(DeviceTeamBarrier, Case) { run_suite_case(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Suite, DeviceTeamBarrier, ::testing::ValuesIn(suites::kTeamCases),
+                         suite_case_name);
 
 // The node team of two 2-PE "nodes": each node's PEs barrier on their own team.
 TEST(DeviceTeam, NodeTeamBarrierCoversTheNodesPes) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   PeOptions o;
   o.node_ids = {"a", "a", "b", "b"};
   run_pes(
@@ -130,6 +85,7 @@ TEST(DeviceTeam, TranslateMapsRanksBetweenTeams) {
 }
 
 TEST(DeviceTeam, MadeTeamsPutTheirBarrierWordsInsideTheirWorkspace) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   run_pes(2, [](Runtime& rt) {
     const Team world = team_world(rt);
     const Team solo = team_split_strided(rt, world, 1, 1, 1);
@@ -145,6 +101,7 @@ TEST(DeviceTeam, MadeTeamsPutTheirBarrierWordsInsideTheirWorkspace) {
 }
 
 TEST(DeviceTeam, BarrierByANonMemberIsInvalidArgument) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   run_pes(2, [](Runtime& rt) {
     const auto ctx = rt.device_context();
     const Team world = team_world(rt);
@@ -164,6 +121,7 @@ TEST(DeviceTeam, BarrierByANonMemberIsInvalidArgument) {
 }
 
 TEST(DeviceTeam, BarrierOnATeamWithoutWorkspaceIsInvalidArgument) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   run_pes(1, [](Runtime& rt) {
     const auto ctx = rt.device_context();
     const td::Team by_hand{0, 1, 1, 0};
@@ -176,6 +134,7 @@ TEST(DeviceTeam, BarrierOnATeamWithoutWorkspaceIsInvalidArgument) {
 
 // The team barrier's diagnostic names the member that never entered it, by world PE and rank.
 TEST(DeviceTeam, BarrierTimesOutNamingTheMemberThatNeverCame) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   run_pes(3, [](Runtime& rt) {
     auto ctx = rt.device_context();
     ctx.timeout_ns = 200'000'000;
@@ -196,6 +155,7 @@ TEST(DeviceTeam, BarrierTimesOutNamingTheMemberThatNeverCame) {
 // The team's collectives and its barrier share the workspace: all_reduce (every algorithm, on a
 // sub-team) interleaved with device barriers on the same team keeps both right.
 TEST(DeviceTeam, BarrierWordsAndTheTeamsCollectivesDoNotDisturbEachOther) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   run_pes(4, [](Runtime& rt) {
     const auto ctx = rt.device_context();
     const Team world = team_world(rt);
@@ -227,6 +187,7 @@ TEST(DeviceTeam, BarrierWordsAndTheTeamsCollectivesDoNotDisturbEachOther) {
 // world barrier by threads. (Before issue 17 the second block passed, counting as one more
 // arrival, so nobody waited for anybody: silently wrong.)
 TEST(DeviceTeam, CheckedBarrierEnteredByASecondGroupWhileTheFirstIsInsideIsReported) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   for (int which = 0; which < 3; ++which) {
     run_pes(
         2,
@@ -292,6 +253,7 @@ TEST(DeviceTeam, CheckedBarrierEnteredByASecondGroupWhileTheFirstIsInsideIsRepor
 // inside at a time, so checked mode lets them pass. Fails before: the check also reported a
 // second group of the same launch entering after the first had left ("... of one launch").
 TEST(DeviceTeam, CheckedBarrierEnteredInTurnByTheBlocksOfOneLaunchPasses) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   run_pes(
       2,
       [](Runtime& rt) {
@@ -317,6 +279,7 @@ TEST(DeviceTeam, CheckedBarrierEnteredInTurnByTheBlocksOfOneLaunchPasses) {
 
 // The same program with one group per PE, in two launches by different blocks, is fine.
 TEST(DeviceTeam, CheckedBarrierByOneBlockPerLaunchPasses) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   run_pes(
       2,
       [](Runtime& rt) {
@@ -338,6 +301,7 @@ TEST(DeviceTeam, CheckedBarrierByOneBlockPerLaunchPasses) {
 // The whole-job barrier's names: barrier_all is barrier; sync_all the old sync, still there as a
 // deprecated alias. Each orders a plain store on one PE before the other PE's read.
 TEST(DeviceBarrierNames, BarrierAllSyncAllAndTheDeprecatedSyncEachOrderStores) {
+  TESSERA_SKIP_ACROSS_PROCESSES();
   run_pes(2, [](Runtime& rt) {
     const auto ctx = rt.device_context();
     auto cell = rt.alloc<std::uint64_t>(1);

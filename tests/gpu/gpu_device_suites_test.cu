@@ -1,16 +1,20 @@
-// The typed device suites of tests/device/device_suites.hpp on the cuda backend: the same source
-// the host backend runs (device_rma_test, device_signal_test, device_atomic_test), compiled by
-// nvcc -- RMA for 12 (group, element) pairs, every tile shape and op between every pair of PEs;
-// put_signal over twenty epochs, wait_until for every comparison, wait_until_all/any for Thread,
-// Warp and Block; every remote atomic with its exact result and a contended fetch_add from
-// every thread of every PE -- between PEs that are processes sharing the GPU
-// (gpu_test_env.hpp). One gtest case per suite case, so run_gpu_cases.sh runs each as its own
-// job; the names are the host tests' names with the suite in front.
+// The typed device suites of tests/device/device_suites.hpp and device_suites_sync.hpp on the
+// cuda backend: the same source the host backend runs (device_rma_test, device_signal_test,
+// device_atomic_test, device_barrier_test, device_team_test), compiled by nvcc -- RMA for 12
+// (group, element) pairs, every tile shape and op between every pair of PEs; put_signal over
+// twenty epochs, wait_until for every comparison, wait_until_all/any for Thread, Warp and Block;
+// every remote atomic with its exact result and a contended fetch_add from every thread of every
+// PE; rounds of puts ordered by the whole-job barrier and by the barriers of two strided teams
+// running at once, for Thread, Warp and Block, and barriers alone on a PE -- between PEs that
+// are processes sharing the GPU (gpu_test_env.hpp). One gtest case per suite case, so
+// run_gpu_cases.sh runs each as its own job; the names are the host tests' names with the suite
+// in front.
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "../device/device_suites.hpp"
+#include "../device/device_suites_sync.hpp"
 #include "gpu_test_env.hpp"
 
 namespace tessera::gpu_test {
@@ -36,6 +40,8 @@ std::vector<Param> all_cases() {
   add(out, "Rma", suites::kRmaCases);
   add(out, "Signal", suites::kSignalCases);
   add(out, "Atomic", suites::kAtomicCases);
+  add(out, "DeviceBarrier", suites::kBarrierCases);
+  add(out, "DeviceTeamBarrier", suites::kTeamCases);
   return out;
 }
 
