@@ -1,16 +1,21 @@
-// The typed device suites of tests/device/device_suites.hpp on the cuda backend: the same source
-// the host backend runs (device_rma_test, device_signal_test, device_atomic_test), compiled by
-// nvcc -- RMA for 12 (group, element) pairs, every tile shape and op between every pair of PEs;
-// put_signal over twenty epochs, wait_until for every comparison, wait_until_all/any for Thread,
-// Warp and Block; every remote atomic with its exact result and a contended fetch_add from
-// every thread of every PE -- between PEs that are processes sharing the GPU
-// (gpu_test_env.hpp). One gtest case per suite case, so run_gpu_cases.sh runs each as its own
-// job; the names are the host tests' names with the suite in front.
+// The typed device suites of tests/device/device_suites.hpp and device_suites_calls.hpp on the
+// cuda backend: the same source the host backend runs (device_rma_test, device_signal_test,
+// device_atomic_test, device_calls_test), compiled by nvcc -- RMA for 12 (group, element) pairs,
+// every tile shape and op between every pair of PEs; put_signal over twenty epochs, wait_until
+// for every comparison, wait_until_all/any for Thread, Warp and Block; every remote atomic with
+// its exact result and a contended fetch_add from every thread of every PE; the Device API II
+// calls (pointer and byte RMA forms, the pointer put_signal, wait_until's value,
+// wait_until_some/any draining without resets, the grouped wait_until_any for Thread, Warp and
+// Block; p/g, the tests, Epoch::advance, float and double atomic adds) -- between PEs that are
+// processes sharing the GPU (gpu_test_env.hpp). One gtest case per suite case, so
+// run_gpu_cases.sh runs each as its own job; the names are the host tests' names with the suite
+// in front.
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "../device/device_suites.hpp"
+#include "../device/device_suites_calls.hpp"
 #include "gpu_test_env.hpp"
 
 namespace tessera::gpu_test {
@@ -36,6 +41,7 @@ std::vector<Param> all_cases() {
   add(out, "Rma", suites::kRmaCases);
   add(out, "Signal", suites::kSignalCases);
   add(out, "Atomic", suites::kAtomicCases);
+  add(out, "Calls", suites::kCallsCases);
   return out;
 }
 
