@@ -51,7 +51,7 @@ bool same_bytes(const T& a, const T& b) {
 }
 
 // True when the environment variable `name` is "1": a test program's switch to run as processes
-// (TESSERA_CALLS_AS_PROCESSES, TESSERA_SUITES_AS_PROCESSES).
+// (TESSERA_SUITES_AS_PROCESSES).
 inline bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && std::string(v) == "1";

@@ -1,12 +1,16 @@
-// The typed device suites of tests/device/device_suites.hpp and device_suites_sync.hpp on the
-// cuda backend: the same source the host backend runs (device_rma_test, device_signal_test,
-// device_atomic_test, device_barrier_test, device_team_test), compiled by nvcc -- RMA for 12
-// (group, element) pairs, every tile shape and op between every pair of PEs; put_signal over
-// twenty epochs, wait_until for every comparison, wait_until_all/any for Thread, Warp and Block;
-// every remote atomic with its exact result and a contended fetch_add from every thread of every
-// PE; rounds of puts ordered by the whole-job barrier and by the barriers of two strided teams
-// running at once, for Thread, Warp and Block, and barriers alone on a PE -- between PEs that
-// are processes sharing the GPU (gpu_test_env.hpp). One gtest case per suite case, so
+// The typed device suites of tests/device/device_suites.hpp, device_suites_sync.hpp and
+// device_suites_calls.hpp on the cuda backend: the same source the host backend runs
+// (device_rma_test, device_signal_test, device_atomic_test, device_barrier_test,
+// device_team_test, device_calls_test), compiled by nvcc -- RMA for 12 (group, element) pairs,
+// every tile shape and op between every pair of PEs; put_signal over twenty epochs, wait_until
+// for every comparison, wait_until_all/any for Thread, Warp and Block; every remote atomic with
+// its exact result and a contended fetch_add from every thread of every PE; rounds of puts
+// ordered by the whole-job barrier and by the barriers of two strided teams running at once,
+// for Thread, Warp and Block, and barriers alone on a PE; the Device API II calls (pointer and
+// byte RMA forms, the pointer put_signal, wait_until's value, wait_until_some/any draining
+// without resets, the grouped wait_until_any for Thread, Warp and Block; p/g, the tests,
+// Epoch::advance, float and double atomic adds) -- between PEs that are processes sharing the
+// GPU (gpu_test_env.hpp). One gtest case per suite case, so
 // run_gpu_cases.sh runs each as its own job; the names are the host tests' names with the suite
 // in front.
 #include <ostream>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "../device/device_suites.hpp"
+#include "../device/device_suites_calls.hpp"
 #include "../device/device_suites_sync.hpp"
 #include "gpu_test_env.hpp"
 
@@ -42,6 +47,7 @@ std::vector<Param> all_cases() {
   add(out, "Atomic", suites::kAtomicCases);
   add(out, "DeviceBarrier", suites::kBarrierCases);
   add(out, "DeviceTeamBarrier", suites::kTeamCases);
+  add(out, "Calls", suites::kCallsCases);
   return out;
 }
 
