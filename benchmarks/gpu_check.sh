@@ -109,10 +109,9 @@ note "MPS: $mps"
 #    examples, MPI, fabric or Python; the host-backend suites are not built).
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-gpu_tests=(gpu_runtime_test gpu_device_test gpu_ops_test gpu_litmus_test gpu_stress_test
-  gpu_device_suites_test)
-# The cases each program runs here. The typed suites have 58 cases (a job each, processes
-# starting on a GPU shared by 2-4 of them): their 28 Block, atomic and one-thread calls cases are
+gpu_tests=(gpu_runtime_test gpu_ops_test gpu_litmus_test gpu_stress_test gpu_device_suites_test)
+# The cases each program runs here. The typed suites have 64 cases (a job each, processes
+# starting on a GPU shared by 2-4 of them): their 32 Block, atomic and one-thread calls cases are
 # what fits the slot; the Thread and Warp cases of the same kernels run in a longer session
 # (run_gpu_cases.sh without a filter, or ctest -L gpu).
 cases_of() {

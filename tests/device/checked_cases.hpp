@@ -1,7 +1,8 @@
-// The cases of checked_test (PEs as threads) and checked_proc_test (PEs as processes under
-// mpirun): element copies that respect the element type's real alignment, misaligned atomic and
-// signal words refused in checked mode, allocation bounds checked past thousands of live
-// allocations, hex addresses. Each case is one collective function of a PE's Runtime.
+// The host-only cases of checked_test (PEs as threads) and checked_proc_test (PEs as processes
+// under mpirun): misaligned atomic and signal words refused in checked mode, allocation bounds
+// checked past thousands of live allocations, hex addresses. Each case is one collective function
+// of a PE's Runtime. (Element copies that respect the element type's real alignment are
+// backend-neutral: device_suites_checked.hpp.)
 #pragma once
 
 #include <cstdio>
@@ -15,91 +16,12 @@ namespace tessera::device_test::checked_cases {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-// 8 bytes aligned to 4: alignof < sizeof, so its size alone does not allow a 64-bit access.
-struct Pair {
-  std::int32_t a, b;
-};
-static_assert(sizeof(Pair) == 8 && alignof(Pair) == 4);
-
-// 12 bytes aligned to 4: a size no single access moves.
-struct Triple {
-  std::int32_t a, b, c;
-};
-static_assert(sizeof(Triple) == 12 && alignof(Triple) == 4);
-
-// 8 bytes aligned to 1: may start at any byte.
-struct __attribute__((packed)) Packed8 {
-  std::uint8_t tag;
-  std::uint32_t value;
-  std::uint16_t tail;
-  std::uint8_t end;
-};
-static_assert(sizeof(Packed8) == 8 && alignof(Packed8) == 1);
-
 // "0x..." as the device diagnostics print an address.
 inline std::string hex_address(const void* p) {
   char text[32];
   std::snprintf(text, sizeof(text), "0x%llx",
                 static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
   return text;
-}
-
-inline unsigned char pattern(int pe, std::size_t i) {
-  return static_cast<unsigned char>(0x10 * (pe + 1) + i + 1);
-}
-
-// A one-element tile of T at byte offset `offset` (a multiple of alignof(T), not of sizeof(T) or
-// 8) is put into the right neighbour's heap and got back from it, by group G: every byte arrives,
-// and no byte next to the element changes.
-template <class T, class G>
-void one_element_at(Runtime& rt, std::size_t offset) {
-  constexpr std::size_t kBytes = 64;
-  constexpr unsigned char kUntouched = 0xee;
-  const auto ctx = rt.device_context();
-  const int me = rt.pe(), right = (me + 1) % rt.n_pes(), left = (me + rt.n_pes() - 1) % rt.n_pes();
-  auto heap = rt.alloc<unsigned char>(kBytes);
-  std::fill_n(heap.get(), kBytes, kUntouched);
-  // Local memory 8-byte aligned like the heap, so the same offset misaligns it the same way.
-  std::vector<std::uint64_t> local_words(kBytes / 8);
-  auto* local = reinterpret_cast<unsigned char*>(local_words.data());
-  for (std::size_t i = 0; i < sizeof(T); ++i) local[offset + i] = pattern(me, i);
-  rt.barrier();
-  auto* dst = reinterpret_cast<T*>(heap.get() + offset);
-  const auto* src = reinterpret_cast<const T*>(local + offset);
-  run_kernel<G>(rt, [=](G g) {
-    td::put(g, ctx, td::Tile<T>(dst, 1, 1), td::Tile<const T>(src, 1, 1), right);
-  });
-  rt.barrier();
-  for (std::size_t i = 0; i < kBytes; ++i) {
-    const bool inside = i >= offset && i < offset + sizeof(T);
-    EXPECT_EQ(heap.get()[i], inside ? pattern(left, i - offset) : kUntouched)
-        << "put: byte " << i << " of the heap buffer, element of " << sizeof(T) << " bytes at "
-        << offset;
-  }
-  std::fill_n(local, kBytes, kUntouched);
-  auto* back = reinterpret_cast<T*>(local + offset);
-  const auto* remote = reinterpret_cast<const T*>(heap.get() + offset);
-  run_kernel<G>(rt, [=](G g) {
-    td::get(g, ctx, td::Tile<T>(back, 1, 1), td::Tile<const T>(remote, 1, 1), right);
-  });
-  for (std::size_t i = 0; i < kBytes; ++i) {
-    const bool inside = i >= offset && i < offset + sizeof(T);
-    // The right neighbour's buffer holds my element (I put it there).
-    EXPECT_EQ(local[i], inside ? pattern(me, i - offset) : kUntouched)
-        << "get: byte " << i << " of the local buffer, element of " << sizeof(T) << " bytes at "
-        << offset;
-  }
-  rt.barrier();
-}
-
-template <class G>
-void one_element_tiles_of_under_aligned_types(Runtime& rt) {
-  for (std::size_t offset : {4, 12, 20}) one_element_at<Pair, G>(rt, offset);
-  for (std::size_t offset : {4, 12, 16, 28}) one_element_at<Triple, G>(rt, offset);
-  for (std::size_t offset : {1, 2, 3, 5, 6, 7, 9}) one_element_at<Packed8, G>(rt, offset);
-  // Naturally aligned words still move as one access (the flag case), misaligned or not.
-  one_element_at<std::uint64_t, G>(rt, 8);
-  one_element_at<std::uint32_t, G>(rt, 4);
 }
 
 // Checked mode: an atomic or signal word that is not aligned to its size is refused before the

@@ -1,9 +1,12 @@
-// Element alignment, misaligned words and allocation bounds (checked_cases.hpp) with PEs as
-// threads, under TESSERA_CHECK=0 and =1, for every group. Built with _GLIBCXX_ASSERTIONS, which
-// is what turns a misaligned std::atomic_ref into a failure on the host.
+// Element alignment (device_suites_checked.hpp's cases, the kernels gpu_device_suites_test runs
+// on the GPU), misaligned words and allocation bounds (checked_cases.hpp) with PEs as threads,
+// under TESSERA_CHECK=0 and =1, for every group. Built with _GLIBCXX_ASSERTIONS, which is what
+// turns a misaligned std::atomic_ref into a failure on the host.
 #include <atomic>
 
 #include "checked_cases.hpp"
+#include "device_suites_checked.hpp"
+#include "suite_runner.hpp"
 
 namespace tessera::device_test {
 namespace {
@@ -18,16 +21,18 @@ PeOptions with_check(bool checked) {
   return o;
 }
 
+// 1x1 tiles of under-aligned types (Thread, Warp, Block), checked mode off and on.
+class Alignment : public ::testing::TestWithParam<suites::Case> {};
+
+TEST_P(Alignment, Case) { run_suite_case(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Suite, Alignment, ::testing::ValuesIn(suites::kAlignmentCases),
+                         suite_case_name);
+
 template <class G>
 class CheckedByGroup : public ::testing::Test {};
 using Groups = ::testing::Types<td::Thread, td::Warp, td::Block>;
 TYPED_TEST_SUITE(CheckedByGroup, Groups);
-
-TYPED_TEST(CheckedByGroup, OneElementTilesOfUnderAlignedTypesMoveWithoutMisalignedAccesses) {
-  for (bool checked : {false, true}) {
-    run_pes(2, cases::one_element_tiles_of_under_aligned_types<TypeParam>, with_check(checked));
-  }
-}
 
 TYPED_TEST(CheckedByGroup, MisalignedAtomicAndSignalWordsAreRefusedWithAddressAndAlignment) {
   run_pes(2, cases::misaligned_words_are_refused<TypeParam>, with_check(true));

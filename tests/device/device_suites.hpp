@@ -206,6 +206,51 @@ Result rma_every_op_shape_and_pair(Runtime& rt) {
   return ck.res;
 }
 
+// One blocking get of the right neighbour's kWords-word row: 12004 bytes, so on a GPU every
+// thread of a Block moves several 16-byte pieces and one of them the 4-byte tail (the tiles
+// above are at most 296 bytes).
+template <class G>
+struct LongGet {
+  static constexpr std::size_t kWords = 3001;
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint32_t* dst,
+                                      const std::uint32_t* src) const {
+    litmus::as_group<G>(blk, [&](auto g) {
+      td::get(g, ctx, td::make_tile(dst, kWords), td::make_tile(src, kWords),
+              (ctx.my_pe + 1) % ctx.n_pes);
+    });
+  }
+};
+
+// Every word of the row arrives, and the words after the destination tile stay untouched.
+template <class G>
+Result long_get_moves_every_piece_and_the_tail(Runtime& rt) {
+  constexpr std::size_t kWords = LongGet<G>::kWords, kGuard = 3;
+  constexpr std::uint32_t kUntouched = 0xdeadbeef;
+  const int me = rt.pe(), right = (me + 1) % rt.n_pes();
+  const auto value = [](int pe, std::size_t i) {
+    return static_cast<std::uint32_t>(pe) * 100000u + static_cast<std::uint32_t>(i);
+  };
+  Sym<std::uint32_t> row(rt, kWords), dst(rt, kWords + kGuard);
+  std::vector<std::uint32_t> row_h(kWords);
+  for (std::size_t i = 0; i < kWords; ++i) row_h[i] = value(me, i);
+  row.write(row_h);
+  dst.write(std::vector<std::uint32_t>(kWords + kGuard, kUntouched));
+  rt.barrier();
+  run(rt, LongGet<G>{}, dst.get(), static_cast<const std::uint32_t*>(row.get()));
+  Checker ck;
+  const auto got = dst.read();
+  for (std::size_t i = 0; i < kWords + kGuard; ++i) {
+    const std::uint32_t want = i < kWords ? value(right, i) : kUntouched;
+    if (!ck.expect(got[i] == want, "get of " + std::to_string(kWords) + " words from PE " +
+                                       std::to_string(right) + ": word " + std::to_string(i) +
+                                       " = " + std::to_string(got[i]) + ", want " +
+                                       std::to_string(want)))
+      break;
+  }
+  rt.barrier();  // nobody frees its row while a neighbour may still read it
+  return ck.res;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Signals.
 
@@ -516,6 +561,42 @@ Result contended_fetch_add_exact_and_distinct(Runtime& rt) {
   return ck.res;
 }
 
+// Every thread of each of kBlocks blocks of one launch adds 1 with atomic_add to `counter` on
+// every PE, kAddsPerBlock adds per block and PE (one per thread of a 256-thread GPU block): the
+// blocks' adds meet on every PE's word at once (the contended case above has one block).
+template <class T>
+struct AddFromEveryBlock {
+  static constexpr int kBlocks = 4;
+  static constexpr std::size_t kAddsPerBlock = 256;
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, T* counter) const {
+    for (std::size_t i = static_cast<std::size_t>(blk.rank()); i < kAddsPerBlock;
+         i += static_cast<std::size_t>(blk.size()))
+      for (int pe = 0; pe < ctx.n_pes; ++pe) td::atomic_add(ctx, counter, T{1}, pe);
+  }
+};
+
+// Two launches of kBlocks blocks: every PE's counter ends at exactly every block's adds.
+template <class T>
+Result atomic_add_from_blocks_of_one_launch_exact(Runtime& rt) {
+  using K = AddFromEveryBlock<T>;
+  constexpr int kLaunches = 2;
+  Sym<T> counter(rt, 1);
+  rt.barrier();
+  for (int i = 0; i < kLaunches; ++i)
+    launch(rt.stream(), K::kBlocks, K{}, rt.device_context(), counter.get());
+  rt.stream().synchronize();
+  rt.barrier();
+  Checker ck;
+  const T total = counter.read()[0];
+  const auto want = static_cast<T>(static_cast<std::size_t>(kLaunches * K::kBlocks) *
+                                   K::kAddsPerBlock * static_cast<std::size_t>(rt.n_pes()));
+  ck.expect(total == want, "counter after " + std::to_string(kLaunches) + " launches of " +
+                               std::to_string(K::kBlocks) + " blocks = " + std::to_string(total) +
+                               ", want " + std::to_string(want));
+  rt.barrier();
+  return ck.res;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The cases. `pes`: how many PEs the thread-PE host tests run each with (the job's size decides
 // across processes and on a GPU).
@@ -547,6 +628,11 @@ inline constexpr Case kRmaCases[] = {
     {"Block_i64", rma_every_op_shape_and_pair<td::Block, std::int64_t>, 3},
 };
 
+// RMA of one tile longer than every shape above.
+inline constexpr Case kLongTileCases[] = {
+    {"Block_GetMovesEveryPieceAndTheTail", long_get_moves_every_piece_and_the_tail<td::Block>, 2},
+};
+
 inline constexpr Case kSignalCases[] = {
     {"Thread_PutSignalSetAndAddOverTwentyEpochs",
      put_signal_set_and_add_over_twenty_epochs<td::Thread>, 4},
@@ -572,6 +658,10 @@ inline constexpr Case kAtomicCases[] = {
     {"u32_ContendedFetchAdd", contended_fetch_add_exact_and_distinct<std::uint32_t>, 4},
     {"i64_ContendedFetchAdd", contended_fetch_add_exact_and_distinct<std::int64_t>, 4},
     {"u64_ContendedFetchAdd", contended_fetch_add_exact_and_distinct<std::uint64_t>, 4},
+    {"u32_AtomicAddFromFourBlocksOfOneLaunch",
+     atomic_add_from_blocks_of_one_launch_exact<std::uint32_t>, 4},
+    {"u64_AtomicAddFromFourBlocksOfOneLaunch",
+     atomic_add_from_blocks_of_one_launch_exact<std::uint64_t>, 4},
 };
 
 }  // namespace tessera::suites

@@ -17,6 +17,14 @@ TEST_P(Rma, EveryOpMovesEveryShapeBetweenEveryPairOfPes) { run_suite_case(GetPar
 
 INSTANTIATE_TEST_SUITE_P(Suite, Rma, ::testing::ValuesIn(suites::kRmaCases), suite_case_name);
 
+// A blocking get of 3001 words: several 16-byte pieces per thread of a GPU block and a tail.
+class LongTile : public ::testing::TestWithParam<suites::Case> {};
+
+TEST_P(LongTile, Case) { run_suite_case(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Suite, LongTile, ::testing::ValuesIn(suites::kLongTileCases),
+                         suite_case_name);
+
 TEST(Tile, SubViewAndConstConversionKeepTheLeadingDimension) {
   std::vector<int> buf(10 * 16);
   td::Tile<int> t(buf.data(), 10, 12, 16);

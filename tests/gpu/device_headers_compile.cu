@@ -2,7 +2,8 @@
 // kernel that instantiates every call for Thread, Warp and Block and several element types. The
 // CUDA build compiles it for every CMAKE_CUDA_ARCHITECTURES entry (sm_80, sm_90);
 // scripts/hip_compile_check compiles the same file as HIP for gfx90a and gfx940. Nothing runs
-// it: the behaviour is tested by gpu_device_test and by the host-backend suites.
+// it: the behaviour is tested by gpu_device_suites_test and gpu_litmus_test (the host-backend
+// suites, compiled by nvcc) and by the host-backend suites themselves.
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>

@@ -1,24 +1,28 @@
-// The typed device suites of tests/device/device_suites.hpp, device_suites_sync.hpp and
-// device_suites_calls.hpp on the cuda backend: the same source the host backend runs
-// (device_rma_test, device_signal_test, device_atomic_test, device_barrier_test,
-// device_team_test, device_calls_test), compiled by nvcc -- RMA for 12 (group, element) pairs,
-// every tile shape and op between every pair of PEs; put_signal over twenty epochs, wait_until
-// for every comparison, wait_until_all/any for Thread, Warp and Block; every remote atomic with
-// its exact result and a contended fetch_add from every thread of every PE; rounds of puts
-// ordered by the whole-job barrier and by the barriers of two strided teams running at once,
-// for Thread, Warp and Block, and barriers alone on a PE; the Device API II calls (pointer and
-// byte RMA forms, the pointer put_signal, wait_until's value, wait_until_some/any draining
-// without resets, the grouped wait_until_any for Thread, Warp and Block; p/g, the tests,
-// Epoch::advance, float and double atomic adds) -- between PEs that are processes sharing the
-// GPU (gpu_test_env.hpp). One gtest case per suite case, so
-// run_gpu_cases.sh runs each as its own job; the names are the host tests' names with the suite
-// in front.
+// The typed device suites of tests/device/device_suites.hpp, device_suites_sync.hpp,
+// device_suites_calls.hpp and device_suites_checked.hpp on the cuda backend: the same source the
+// host backend runs (device_rma_test, device_signal_test, device_atomic_test,
+// device_barrier_test, device_team_test, device_calls_test, device_checked_test), compiled by
+// nvcc -- RMA for 12 (group, element) pairs, every tile shape and op between every pair of PEs,
+// and a blocking get of 3001 words by a Block (several 16-byte pieces per thread and a 4-byte
+// tail); put_signal over twenty epochs, wait_until for every comparison, wait_until_all/any for
+// Thread, Warp and Block; every remote atomic with its exact result, a contended fetch_add from
+// every thread of every PE, and atomic_add to every PE from the four blocks of one launch;
+// rounds of puts ordered by the whole-job barrier and by the barriers of two strided teams
+// running at once, for Thread, Warp and Block, and barriers alone on a PE; the Device API II
+// calls (pointer and byte RMA forms, the pointer put_signal, wait_until's value,
+// wait_until_some/any draining without resets, the grouped wait_until_any for Thread, Warp and
+// Block; p/g, the tests, Epoch::advance, float and double atomic adds); 1x1 tiles of
+// under-aligned structs at odd offsets for Thread, Warp and Block (a too-wide access is a
+// misaligned-address fault here) -- between PEs that are processes sharing the GPU
+// (gpu_test_env.hpp). One gtest case per suite case, so run_gpu_cases.sh runs each as its own
+// job; the names are the host tests' names with the suite in front.
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "../device/device_suites.hpp"
 #include "../device/device_suites_calls.hpp"
+#include "../device/device_suites_checked.hpp"
 #include "../device/device_suites_sync.hpp"
 #include "gpu_test_env.hpp"
 
@@ -43,11 +47,13 @@ void add(std::vector<Param>& out, const char* suite, const suites::Case (&cases)
 std::vector<Param> all_cases() {
   std::vector<Param> out;
   add(out, "Rma", suites::kRmaCases);
+  add(out, "LongTile", suites::kLongTileCases);
   add(out, "Signal", suites::kSignalCases);
   add(out, "Atomic", suites::kAtomicCases);
   add(out, "DeviceBarrier", suites::kBarrierCases);
   add(out, "DeviceTeamBarrier", suites::kTeamCases);
   add(out, "Calls", suites::kCallsCases);
+  add(out, "Alignment", suites::kAlignmentCases);
   return out;
 }
 
