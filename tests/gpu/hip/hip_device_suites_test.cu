@@ -1,5 +1,5 @@
 // The written-once device suites on the hip backend: the litmus suite (tests/device/litmus.hpp)
-// and the typed suites (device_suites.hpp, device_suites_sync.hpp, device_suites_calls.hpp) that
+// and the typed suites (device_suites.hpp and its _sync, _calls and _checked siblings) that
 // the host backend runs as gtest cases and gpu_device_suites_test runs on CUDA, compiled by hipcc
 // for gfx90a and gfx940 (tests/gpu/hip/CMakeLists.txt) and linked with the HIP build of the
 // library. No gtest: clang 15 crashes on gtest's headers in its device pass, so this program runs
@@ -8,6 +8,7 @@
 // "no HIP device visible" and exits 0, which ctest reports as skipped.
 //
 //   hip_device_suites_test [SUBSTRING]   runs the cases whose name contains SUBSTRING
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -15,6 +16,7 @@
 
 #include "../../device/device_suites.hpp"
 #include "../../device/device_suites_calls.hpp"
+#include "../../device/device_suites_checked.hpp"
 #include "../../device/device_suites_sync.hpp"
 #include "../../device/litmus.hpp"
 #include "tessera/tessera.hpp"
@@ -81,11 +83,13 @@ int main(int argc, char** argv) {
     o.timeout = std::chrono::milliseconds(30000);
     auto rt = tessera::Runtime::init(o);
     run_table(rt, t, "Rma", tessera::suites::kRmaCases);
+    run_table(rt, t, "LongTile", tessera::suites::kLongTileCases);
     run_table(rt, t, "Signal", tessera::suites::kSignalCases);
     run_table(rt, t, "Atomic", tessera::suites::kAtomicCases);
     run_table(rt, t, "DeviceBarrier", tessera::suites::kBarrierCases);
     run_table(rt, t, "DeviceTeamBarrier", tessera::suites::kTeamCases);
     run_table(rt, t, "Calls", tessera::suites::kCallsCases);
+    run_table(rt, t, "Alignment", tessera::suites::kAlignmentCases);
     run_litmus<td::Block>(rt, t, 200);
     run_litmus<td::Warp>(rt, t, 20);
     run_litmus<td::Thread>(rt, t, 20);
