@@ -194,17 +194,6 @@ __device__ inline std::uint64_t warp_broadcast(std::uint64_t v) {
   __syncwarp();
   return __shfl_sync(0xffffffffu, static_cast<unsigned long long>(v), 0);
 }
-// The value thread 0 holds, in every thread of the block, through one shared word; the barriers
-// around it make thread 0's earlier writes visible to the block, and keep the word from being
-// overwritten before every thread read it.
-__device__ inline std::uint64_t block_broadcast(std::uint64_t v) {
-  __shared__ std::uint64_t slot;
-  if (threadIdx.x == 0) slot = v;
-  __syncthreads();
-  v = slot;
-  __syncthreads();
-  return v;
-}
 
 // Copies one element of 1, 2, 4 or 8 bytes as a single relaxed atomic store at system scope.
 template <std::size_t kBytes>

@@ -1,5 +1,6 @@
 // The part of the platform layer that CUDA's and HIP's device passes share: bulk copies in the
-// widest accesses both sides' alignment allows. Device-pass code only (__device__).
+// widest accesses both sides' alignment allows, and the block broadcast. Device-pass code only
+// (__device__).
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,12 @@
 #include "tessera/device/platform/macros.hpp"
 
 #if TESSERA_DEVICE_COMPILE
+
+// threadIdx and __syncthreads: nvcc declares them in every translation unit, hipcc only once
+// its runtime header is in.
+#if defined(__HIP__)
+#include <hip/hip_runtime.h>
+#endif
 
 namespace tessera::device::platform {
 
@@ -67,6 +74,18 @@ __attribute__((noinline)) __device__ inline void copy_bytes(void* dst, const voi
   } else {
     detail::copy_bytes_as<std::uint8_t>(d, s, bytes);
   }
+}
+
+// The value thread 0 holds, in every thread of the block, through one shared word; the barriers
+// around it make thread 0's earlier writes visible to the block, and keep the word from being
+// overwritten before every thread read it.
+__device__ inline std::uint64_t block_broadcast(std::uint64_t v) {
+  __shared__ std::uint64_t slot;
+  if (threadIdx.x == 0) slot = v;
+  __syncthreads();
+  v = slot;
+  __syncthreads();
+  return v;
 }
 
 }  // namespace tessera::device::platform
