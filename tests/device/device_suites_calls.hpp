@@ -34,26 +34,24 @@ T value_of(int pe, std::size_t i, int round) {
 // ---------------------------------------------------------------------------------------------
 // Pointer and byte RMA forms.
 
-enum class Move : int { put, put_nbi, get, get_nbi };
-
 // One pointer-form call of `count` elements starting at element `first` (nbi ones then quiet).
 template <class G, class T>
 struct PointerMove {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, T* dst, const T* src,
-                                      std::size_t count, Move how, int pe) const {
+                                      std::size_t count, Op how, int pe) const {
     litmus::as_group<G>(blk, [&](auto g) {
       switch (how) {
-        case Move::put:
+        case Op::put:
           td::put(g, ctx, dst, src, count, pe);
           break;
-        case Move::put_nbi:
+        case Op::put_nbi:
           td::put_nbi(g, ctx, dst, src, count, pe);
           td::quiet(g, ctx);
           break;
-        case Move::get:
+        case Op::get:
           td::get(g, ctx, dst, src, count, pe);
           break;
-        case Move::get_nbi:
+        case Op::get_nbi:
           td::get_nbi(g, ctx, dst, src, count, pe);
           td::quiet(g, ctx);
           break;
@@ -66,21 +64,21 @@ struct PointerMove {
 template <class G>
 struct ByteMove {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, unsigned char* dst,
-                                      const unsigned char* src, std::size_t bytes, Move how,
+                                      const unsigned char* src, std::size_t bytes, Op how,
                                       int pe) const {
     litmus::as_group<G>(blk, [&](auto g) {
       switch (how) {
-        case Move::put:
+        case Op::put:
           td::putmem(g, ctx, dst, src, bytes, pe);
           break;
-        case Move::put_nbi:
+        case Op::put_nbi:
           td::putmem_nbi(g, ctx, dst, src, bytes, pe);
           td::quiet(g, ctx);
           break;
-        case Move::get:
+        case Op::get:
           td::getmem(g, ctx, dst, src, bytes, pe);
           break;
-        case Move::get_nbi:
+        case Op::get_nbi:
           td::getmem_nbi(g, ctx, dst, src, bytes, pe);
           td::quiet(g, ctx);
           break;
@@ -130,14 +128,14 @@ Result pointer_put_and_get_move_contiguous_runs_of_any_length(Runtime& rt) {
       back.write(std::vector<T>(kLen, kUntouched));
       rt.barrier();
       run(rt, PointerMove<G, T>{}, inbox.get() + first, static_cast<const T*>(mine.get() + first),
-          count, nbi ? Move::put_nbi : Move::put, right);
+          count, nbi ? Op::put_nbi : Op::put, right);
       rt.barrier();
       expect_run(
           ck, inbox.read(), first, count,
           [&](std::size_t i) { return value_of<T>(left, i, round); }, T{0}, "put " + at);
       // My left neighbour's inbox holds what its own left neighbour sent.
       run(rt, PointerMove<G, T>{}, back.get() + first, static_cast<const T*>(inbox.get() + first),
-          count, nbi ? Move::get_nbi : Move::get, left);
+          count, nbi ? Op::get_nbi : Op::get, left);
       expect_run(
           ck, back.read(), first, count,
           [&](std::size_t i) { return value_of<T>(left2, i, round); }, kUntouched, "get " + at);
@@ -171,12 +169,12 @@ Result putmem_and_getmem_move_odd_byte_counts_at_odd_offsets(Runtime& rt) {
       back.write(std::vector<T>(kLen, kUntouched));
       rt.barrier();
       run(rt, ByteMove<G>{}, box.get() + first, static_cast<const T*>(mine.get() + first), bytes,
-          nbi ? Move::put_nbi : Move::put, right);
+          nbi ? Op::put_nbi : Op::put, right);
       rt.barrier();
       const auto from_left = [&](std::size_t i) { return value_of<T>(left, i, round); };
       expect_run(ck, box.read(), first, bytes, from_left, T{0}, "putmem " + at);
       run(rt, ByteMove<G>{}, back.get() + first, static_cast<const T*>(box.get() + first), bytes,
-          nbi ? Move::get_nbi : Move::get, me);
+          nbi ? Op::get_nbi : Op::get, me);
       expect_run(ck, back.read(), first, bytes, from_left, kUntouched, "getmem " + at);
       rt.barrier();
     }
