@@ -20,10 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "../device/device_suites.hpp"
-#include "../device/device_suites_calls.hpp"
-#include "../device/device_suites_checked.hpp"
-#include "../device/device_suites_sync.hpp"
+#include "../device/device_suites_all.hpp"
 #include "gpu_test_env.hpp"
 
 namespace tessera::gpu_test {
@@ -39,21 +36,11 @@ struct Param {
   *os << p.suite << "_" << p.c.name;
 }
 
-template <std::size_t N>
-void add(std::vector<Param>& out, const char* suite, const suites::Case (&cases)[N]) {
-  for (const auto& c : cases) out.push_back({suite, c});
-}
-
 std::vector<Param> all_cases() {
   std::vector<Param> out;
-  add(out, "Rma", suites::kRmaCases);
-  add(out, "LongTile", suites::kLongTileCases);
-  add(out, "Signal", suites::kSignalCases);
-  add(out, "Atomic", suites::kAtomicCases);
-  add(out, "DeviceBarrier", suites::kBarrierCases);
-  add(out, "DeviceTeamBarrier", suites::kTeamCases);
-  add(out, "Calls", suites::kCallsCases);
-  add(out, "Alignment", suites::kAlignmentCases);
+  for (const suites::Table& t : suites::kTables) {
+    for (std::size_t i = 0; i < t.size; ++i) out.push_back({t.suite, t.cases[i]});
+  }
   return out;
 }
 

@@ -14,10 +14,7 @@
 #include <exception>
 #include <string>
 
-#include "../../device/device_suites.hpp"
-#include "../../device/device_suites_calls.hpp"
-#include "../../device/device_suites_checked.hpp"
-#include "../../device/device_suites_sync.hpp"
+#include "../../device/device_suites_all.hpp"
 #include "../../device/litmus.hpp"
 #include "tessera/tessera.hpp"
 
@@ -45,11 +42,10 @@ struct Tally {
   }
 };
 
-template <std::size_t N>
-void run_table(tessera::Runtime& rt, Tally& t, const char* suite,
-               const tessera::suites::Case (&cases)[N]) {
-  for (const auto& c : cases) {
-    const std::string name = std::string(suite) + "_" + c.name;
+void run_table(tessera::Runtime& rt, Tally& t, const tessera::suites::Table& table) {
+  for (std::size_t i = 0; i < table.size; ++i) {
+    const tessera::suites::Case& c = table.cases[i];
+    const std::string name = std::string(table.suite) + "_" + c.name;
     if (!t.wanted(name)) continue;
     rt.barrier();
     t.report(rt, name, c.run(rt));
@@ -82,14 +78,7 @@ int main(int argc, char** argv) {
     o.heap_size = std::size_t{64} << 20;
     o.timeout = std::chrono::milliseconds(30000);
     auto rt = tessera::Runtime::init(o);
-    run_table(rt, t, "Rma", tessera::suites::kRmaCases);
-    run_table(rt, t, "LongTile", tessera::suites::kLongTileCases);
-    run_table(rt, t, "Signal", tessera::suites::kSignalCases);
-    run_table(rt, t, "Atomic", tessera::suites::kAtomicCases);
-    run_table(rt, t, "DeviceBarrier", tessera::suites::kBarrierCases);
-    run_table(rt, t, "DeviceTeamBarrier", tessera::suites::kTeamCases);
-    run_table(rt, t, "Calls", tessera::suites::kCallsCases);
-    run_table(rt, t, "Alignment", tessera::suites::kAlignmentCases);
+    for (const tessera::suites::Table& table : tessera::suites::kTables) run_table(rt, t, table);
     run_litmus<td::Block>(rt, t, 200);
     run_litmus<td::Warp>(rt, t, 20);
     run_litmus<td::Thread>(rt, t, 20);
