@@ -64,6 +64,32 @@ bool map_peer_over_link(bool peer_access, bool native_atomics, int pe, int peer,
   return false;
 }
 
+VmmLayout vmm_layout(std::size_t bytes, std::size_t hole_offset, std::size_t hole_bytes,
+                     std::size_t granularity) {
+  const std::size_t g = granularity == 0 ? 1 : granularity;
+  const auto round_up = [g](std::size_t v) { return (v + g - 1) / g * g; };
+  VmmLayout l;
+  const std::size_t hole_end = hole_offset + hole_bytes;
+  if (hole_bytes == 0 || hole_offset == 0 || hole_end >= bytes) {
+    l.why_whole = "no hole between the heap and its control area was asked for";
+  } else if (hole_offset % g != 0 || hole_end % g != 0) {
+    l.why_whole = "the allocation granularity (" + std::to_string(g) +
+                  " bytes) does not divide the hole's ends (" + std::to_string(hole_offset) + ", " +
+                  std::to_string(hole_end) + ")";
+  }
+  if (!l.why_whole.empty()) {
+    l.heap_bytes = round_up(bytes);
+    l.reserved = l.heap_bytes;
+    return l;
+  }
+  l.lead = g;
+  l.heap_bytes = hole_offset;
+  l.control_offset = hole_end;
+  l.control_bytes = round_up(bytes - hole_end);
+  l.reserved = l.lead + l.control_offset + l.control_bytes + g;
+  return l;
+}
+
 namespace {
 
 // The co-resident blocks of each GPU kernel on device d: the fewest and the most, a FAIL per

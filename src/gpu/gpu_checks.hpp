@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,6 +51,30 @@ std::string same_process_device_sharing(const std::vector<PeDevice>& node);
 // native atomics, which signals, barrier arrivals, the abort CAS and sub-word copies need.
 // Without them the peer is treated as unreachable (the proxy path), and `note` says so.
 bool map_peer_over_link(bool peer_access, bool native_atomics, int pe, int peer, std::string& note);
+
+// Issue 17 item 1: where the VMM path puts a PE's segment. The runtime asks for `bytes` with a
+// hole [hole_offset, hole_offset + hole_bytes) between the heap and its control area. When both
+// ends of the hole fall on the allocation granularity, the heap and the control area are two
+// allocations mapped into one reserved range, and the hole (plus one granule before the heap and
+// one after the control area) stays reserved but unmapped: a kernel's tile that runs off the
+// heap, in either direction, faults instead of reaching a control word or a neighbour. Otherwise
+// (granularity coarser than the hole's alignment, no hole asked for) one allocation backs the
+// whole segment, hole included, as on the IPC path; `why_whole` says why.
+struct VmmLayout {
+  std::size_t lead = 0;            // unmapped bytes before the heap (the mapping's base is here)
+  std::size_t heap_bytes = 0;      // the first allocation, at the base
+  std::size_t control_offset = 0;  // the second allocation, from the base; 0 when there is none
+  std::size_t control_bytes = 0;
+  std::size_t reserved = 0;  // the whole reservation, guards included
+  std::string why_whole;     // empty when split
+  bool split() const { return control_bytes != 0; }
+  // The segment's size as peers compare it: from the base to the end of what is mapped.
+  std::size_t segment_bytes() const {
+    return split() ? control_offset + control_bytes : heap_bytes;
+  }
+};
+VmmLayout vmm_layout(std::size_t bytes, std::size_t hole_offset, std::size_t hole_bytes,
+                     std::size_t granularity);
 
 // Preflight facts of one device, as `tessera-info --gpu` reports them.
 struct GpuDeviceFacts {

@@ -42,8 +42,8 @@ struct SegmentInfo {
   std::uint64_t base;      // its heap's address in its own process
   std::uint64_t bytes;     // its segment size
   std::uint32_t vmm;       // 1: its device supports the VMM path
-  std::uint32_t reserved;
-  char ipc[64];  // IpcMemHandle_t (IPC path only)
+  std::uint32_t split;     // 1: on the VMM path its control area can be an allocation of its own
+  char ipc[64];            // IpcMemHandle_t (IPC path only)
 };
 
 class GpuHeapSegment final : public HeapSegment {
@@ -58,30 +58,56 @@ class GpuHeapSegment final : public HeapSegment {
     std::memcpy(mine.uuid, uuid.data(), uuid.size());
     mine.pid = static_cast<std::uint64_t>(::getpid());
     mine.vmm = vmm_heap_supported(device) ? 1 : 0;
+    // Issue 17 item 1: the hole unmapped, unless a NIC registers the segment as one range.
+    std::string whole_why = "the network transport registers the segment as one range";
+    if (mine.vmm != 0 && !r.registered_as_one_range) {
+      const VmmLayout layout =
+          vmm_layout(r.bytes, r.hole_offset, r.hole_bytes, vmm_heap_granularity(device, r.pe));
+      mine.split = layout.split() ? 1 : 0;
+      whole_why = layout.why_whole;
+    }
     r.bootstrap.allgather(infos.data(), sizeof(SegmentInfo));
     refuse_shared_device_threads(r, infos);
     const bool use_vmm =
         std::all_of(infos.begin(), infos.end(), [](const SegmentInfo& i) { return i.vmm != 0; });
+    const bool split = use_vmm && std::all_of(infos.begin(), infos.end(),
+                                              [](const SegmentInfo& i) { return i.split != 0; });
 
-    // This PE's memory, zeroed (the runtime's control area must start at zero).
+    // This PE's memory, zeroed where it is mapped (the runtime's control area must start at zero).
     if (use_vmm) {
-      vmm_ = make_vmm_heap(r.bytes, device, r.pe);
+      vmm_ =
+          make_vmm_heap(r.bytes, split ? r.hole_offset : 0, split ? r.hole_bytes : 0, device, r.pe);
       bytes_ = vmm_->bytes();
       base_ = vmm_->base();
+      const VmmLayout& layout = vmm_->layout();
+      copies_.zero_sync(base_, layout.heap_bytes);
+      if (layout.split()) {
+        copies_.zero_sync(base_ + layout.control_offset, layout.control_bytes);
+        notes_.push_back("heap and control area are two allocations; the " +
+                         std::to_string(r.hole_bytes) +
+                         " bytes between them and a granule on either side are unmapped");
+      } else {
+        notes_.push_back(
+            "heap and control area share one allocation (" +
+            (mine.split == 0 ? whole_why : std::string("another PE's device cannot split it")) +
+            "): a tile that overruns the heap lands in the unused hole");
+      }
     } else {
       bytes_ = r.bytes;
       memory_ = HeapMemory(bytes_, device, r.pe);
       base_ = memory_.get();
+      copies_.zero_sync(base_, bytes_);
     }
-    copies_.zero_sync(base_, bytes_);
     mine.base = reinterpret_cast<std::uintptr_t>(base_);
     mine.bytes = bytes_;
 
     // Share it: fds over Unix sockets (VMM), or IPC handles through the bootstrap.
-    std::vector<Fd> fds;
+    // fds[a][i]: allocation a of node PE r.node_pes[i].
+    std::vector<std::vector<Fd>> fds;
     if (vmm_) {
-      Fd fd = vmm_->export_fd();
-      fds = exchange_node_fds(r.bootstrap, r.node_pes, fd.get(), r.timeout);
+      for (const Fd& fd : vmm_->export_fds()) {
+        fds.push_back(exchange_node_fds(r.bootstrap, r.node_pes, fd.get(), r.timeout));
+      }
     } else {
       const IpcHandle handle = memory_.ipc_handle();
       std::memcpy(mine.ipc, handle.data(), handle.size());
@@ -111,7 +137,9 @@ class GpuHeapSegment final : public HeapSegment {
       }
       char* base = nullptr;
       if (vmm_) {
-        base = vmm_->map_peer(fds[i].get(), info.bytes, device, r.pe, peer);
+        std::vector<int> peer_fds;
+        for (const std::vector<Fd>& allocation : fds) peer_fds.push_back(allocation[i].get());
+        base = vmm_->map_peer(peer_fds, device, r.pe, peer);
       } else if (info.pid != mine.pid) {
         IpcHandle handle;
         std::memcpy(handle.data(), info.ipc, handle.size());

@@ -237,29 +237,31 @@ Fd VmmAllocation::export_fd() const {
   return Fd(fd);
 }
 
-VmmMapping::VmmMapping(const VmmAllocation& allocation, int device, int pe, int owner_pe) {
+VmmMapping::VmmMapping(const VmmAllocation& allocation, int device, int pe, int owner_pe)
+    : VmmMapping(allocation.bytes(), {{&allocation, 0}}, device, pe, owner_pe) {}
+
+VmmMapping::VmmMapping(std::size_t reserved, std::initializer_list<Piece> pieces, int device,
+                       int pe, int owner_pe) {
   const DriverApi& api = require_driver(pe);
   const std::string whose = " (heap of PE " + std::to_string(owner_pe) + ")";
   CUdeviceptr address = 0;
-  check(api.mem_address_reserve(&address, allocation.bytes(), 0, 0, 0),
+  check(api.mem_address_reserve(&address, reserved, 0, 0, 0),
         ("cuMemAddressReserve" + whose).c_str(), pe);
   address_ = address;
-  bytes_ = allocation.bytes();
-  try {
-    check(api.mem_map(address, allocation.bytes(), 0, allocation.handle(), 0),
-          ("cuMemMap" + whose).c_str(), pe);
-  } catch (...) {
-    api.mem_address_free(address_, bytes_);
-    address_ = 0;
-    throw;
-  }
+  bytes_ = reserved;
   CUmemAccessDesc access{};
   access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   access.location.id = device;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   try {
-    check(api.mem_set_access(address, allocation.bytes(), &access, 1),
-          ("cuMemSetAccess" + whose).c_str(), pe);
+    for (const Piece& piece : pieces) {
+      const CUdeviceptr at = address + piece.offset;
+      const std::size_t bytes = piece.allocation->bytes();
+      check(api.mem_map(at, bytes, 0, piece.allocation->handle(), 0), ("cuMemMap" + whose).c_str(),
+            pe);
+      mapped_.emplace_back(piece.offset, bytes);
+      check(api.mem_set_access(at, bytes, &access, 1), ("cuMemSetAccess" + whose).c_str(), pe);
+    }
   } catch (...) {
     reset();
     throw;
@@ -267,13 +269,16 @@ VmmMapping::VmmMapping(const VmmAllocation& allocation, int device, int pe, int 
 }
 
 VmmMapping::VmmMapping(VmmMapping&& o) noexcept
-    : address_(std::exchange(o.address_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+    : address_(std::exchange(o.address_, 0)),
+      bytes_(std::exchange(o.bytes_, 0)),
+      mapped_(std::exchange(o.mapped_, {})) {}
 
 VmmMapping& VmmMapping::operator=(VmmMapping&& o) noexcept {
   if (this != &o) {
     reset();
     address_ = std::exchange(o.address_, 0);
     bytes_ = std::exchange(o.bytes_, 0);
+    mapped_ = std::exchange(o.mapped_, {});
   }
   return *this;
 }
@@ -283,7 +288,8 @@ VmmMapping::~VmmMapping() { reset(); }
 void VmmMapping::reset() noexcept {
   if (address_ == 0) return;
   const DriverApi& api = driver();
-  api.mem_unmap(address_, bytes_);
+  for (const auto& [offset, bytes] : mapped_) api.mem_unmap(address_ + offset, bytes);
+  mapped_.clear();
   api.mem_address_free(address_, bytes_);
   address_ = 0;
   bytes_ = 0;

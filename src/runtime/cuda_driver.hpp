@@ -6,6 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 
 #include "bootstrap/fd.hpp"
 
@@ -50,25 +53,40 @@ class VmmAllocation {
   int pe_ = -1;
 };
 
-// A reserved virtual range with `allocation` mapped into it, read/write for `device`; unmapped
-// and freed on destruction (before the allocation handle is released).
+// A reserved virtual range with allocations mapped into it, read/write for `device`; the rest of
+// the range stays reserved and unmapped, so an access there faults. Unmapped and freed on
+// destruction (before the allocation handles are released).
 class VmmMapping {
  public:
+  // An allocation and the offset, from the reservation's start, it is mapped at (a multiple of
+  // the granularity).
+  struct Piece {
+    const VmmAllocation* allocation = nullptr;
+    std::size_t offset = 0;
+  };
+
   VmmMapping() = default;
-  // Throws Error(backend) naming `pe` (this PE) and `owner_pe` (whose memory it is).
+  // One allocation filling its own reservation. Throws Error(backend) naming `pe` (this PE) and
+  // `owner_pe` (whose memory it is).
   VmmMapping(const VmmAllocation& allocation, int device, int pe, int owner_pe);
+  // A reservation of `reserved` bytes with `pieces` mapped into it (issue 17: a heap and its
+  // control area with unmapped guards around and between them). Throws as above.
+  VmmMapping(std::size_t reserved, std::initializer_list<Piece> pieces, int device, int pe,
+             int owner_pe);
   VmmMapping(VmmMapping&& o) noexcept;
   VmmMapping& operator=(VmmMapping&& o) noexcept;
   VmmMapping(const VmmMapping&) = delete;
   VmmMapping& operator=(const VmmMapping&) = delete;
   ~VmmMapping();
 
+  // The reservation's start.
   char* base() const { return reinterpret_cast<char*>(static_cast<std::uintptr_t>(address_)); }
 
  private:
   void reset() noexcept;
   std::uint64_t address_ = 0;  // CUdeviceptr
   std::size_t bytes_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> mapped_;  // offset, bytes of each piece
 };
 
 }  // namespace tessera::detail::cuda

@@ -44,18 +44,23 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   node_names_ = std::move(job.node_names);
 
   // Build the heap and map the node's peers. Each segment is the user heap, a hole of
-  // kGuardBytes (inaccessible on the host backend, unused on GPUs), then the runtime's control
-  // area: at the same offset on every PE, outside everything malloc hands out and every device
-  // heap check, and out of reach of a tile that runs off the heap's end. Its first page holds
-  // the words peers write (device barrier, abort word); the pages after it this PE's allocation
-  // table and the failure record of its kernels (device/failure_record.hpp).
-  const std::size_t heap_end = (options_.heap_size + 4095) / 4096 * 4096;
+  // kGuardBytes (inaccessible on the host backend; unmapped on the GPUs' VMM path, issue 17),
+  // then the runtime's control area: at the same offset on every PE, outside everything malloc
+  // hands out and every device heap check, and out of reach of a tile that runs off the heap's
+  // end. Its first page holds the words peers write (device barrier, abort word); the pages
+  // after it this PE's allocation table and the failure record of its kernels
+  // (device/failure_record.hpp). On a GPU the hole starts on a 2 MiB boundary, where the VMM
+  // path can end one allocation and, past the hole, start the control area's.
+  const std::size_t end_alignment = backend_ == Backend::host ? 4096 : kHeapAlignment;
+  const std::size_t heap_end =
+      (options_.heap_size + end_alignment - 1) / end_alignment * end_alignment;
   const std::size_t control_offset = heap_end + kGuardBytes;
   const std::size_t segment_bytes = control_offset + device::kControlAreaBytes;
   // TESSERA_P2P=0 maps no peer: every other PE is reached through the network proxy.
   const std::vector<int> mapped_pes = options_.p2p ? job.node_pes : std::vector<int>{pe_};
-  const SegmentRequest request{*bootstrap_,      pe_,      n_pes_,     mapped_pes, segment_bytes,
-                               options_.timeout, heap_end, kGuardBytes};
+  SegmentRequest request{*bootstrap_,      pe_,      n_pes_,     mapped_pes, segment_bytes,
+                         options_.timeout, heap_end, kGuardBytes};
+  request.registered_as_one_range = network_transport_wanted() && fabric_available();
   device_ = execution_->select_device(node_pe_, pe_);
   segment_ = execution_->make_heap_segment(request);
   for (const std::string& note : segment_->notes()) TESSERA_LOG(log_, info, "init: " << note);

@@ -77,6 +77,9 @@ class RuntimeImpl {
   void finish_stream_work();
   // Drops fault_records_ (the segment is about to be released).
   void forget_fault_records() noexcept;
+  // True when this job starts the network transport (if this build has one): some PE cannot map
+  // some other PE. Every PE answers alike. In src/transport/runtime_transport.cpp.
+  bool network_transport_wanted() const;
   // Chooses the transport to every PE and, when some PE of the job has a peer it cannot map,
   // starts the network proxy on every PE (collective). In src/transport/runtime_transport.cpp.
   void start_transport(std::size_t control_offset, std::size_t segment_bytes);

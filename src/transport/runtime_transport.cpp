@@ -28,15 +28,19 @@ const char* to_string(Transport transport) noexcept {
 
 namespace detail {
 
-void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segment_bytes) {
-  placement_ = place_pe(node_pe_);
+bool RuntimeImpl::network_transport_wanted() const {
   // Every PE decides alike from what all know: the job needs the network when some PE cannot
   // map some other PE (several nodes, or TESSERA_P2P=0).
   const bool needed = n_pes_ > 1 && (!options_.p2p || node_names_.size() > 1);
   const bool threads_job = std::string(bootstrap_->name()) == "threads";
   const bool wanted = options_.fabric == FabricMode::on ||
                       (options_.fabric == FabricMode::automatic && !threads_job);
-  if (needed && wanted) {
+  return needed && wanted;
+}
+
+void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segment_bytes) {
+  placement_ = place_pe(node_pe_);
+  if (network_transport_wanted()) {
     if (!fabric_available()) {
       TESSERA_LOG(log_, warn,
                   "PEs on other nodes are unreachable: this build has no libfabric, so there is "

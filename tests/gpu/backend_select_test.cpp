@@ -186,6 +186,42 @@ TEST(GpuPeerLink, APeerWithoutNativeAtomicsIsLeftToTheProxyPathWithANote) {
       << note;
 }
 
+// Issue 17 item 1: the VMM path's layout of a segment of a 6 MiB heap, the 2 MiB hole and a
+// control area of 5 pages, with 2 MiB granularity: two allocations, and the hole plus a granule
+// before the heap and after the control area left unmapped.
+TEST(GpuVmmLayout, TheControlAreaIsItsOwnAllocationWithTheHoleAndBothEndsUnmapped) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const detail::VmmLayout l = detail::vmm_layout(8 * kMiB + 5 * 4096, 6 * kMiB, 2 * kMiB, 2 * kMiB);
+  ASSERT_TRUE(l.split()) << l.why_whole;
+  EXPECT_EQ(l.lead, 2 * kMiB);
+  EXPECT_EQ(l.heap_bytes, 6 * kMiB);
+  EXPECT_EQ(l.control_offset, 8 * kMiB);
+  EXPECT_EQ(l.control_bytes, 2 * kMiB);  // 5 pages, rounded up to a granule
+  EXPECT_EQ(l.segment_bytes(), 10 * kMiB);
+  EXPECT_EQ(l.reserved, 2 * kMiB + 10 * kMiB + 2 * kMiB);
+  // Nothing mapped overlaps: lead guard, heap, hole, control area, trailing guard.
+  EXPECT_LE(l.lead + l.heap_bytes, l.lead + l.control_offset - 2 * kMiB);
+  EXPECT_EQ(l.lead + l.control_offset + l.control_bytes + 2 * kMiB, l.reserved);
+}
+
+TEST(GpuVmmLayout, OneAllocationWhenTheGranularityDoesNotDivideTheHoleOrNoHoleIsAsked) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  // A 4 MiB granularity cannot end an allocation at 6 MiB.
+  detail::VmmLayout l = detail::vmm_layout(8 * kMiB + 4096, 6 * kMiB, 2 * kMiB, 4 * kMiB);
+  EXPECT_FALSE(l.split());
+  EXPECT_EQ(l.lead, 0u);
+  EXPECT_EQ(l.heap_bytes, 12 * kMiB);
+  EXPECT_EQ(l.segment_bytes(), 12 * kMiB);
+  EXPECT_EQ(l.reserved, 12 * kMiB);
+  EXPECT_NE(l.why_whole.find("granularity (4194304 bytes) does not divide"), std::string::npos)
+      << l.why_whole;
+  // No hole asked for (the network transport registers the segment as one range).
+  l = detail::vmm_layout(3 * kMiB, 0, 0, 2 * kMiB);
+  EXPECT_FALSE(l.split());
+  EXPECT_EQ(l.heap_bytes, 4 * kMiB);
+  EXPECT_NE(l.why_whole.find("no hole"), std::string::npos) << l.why_whole;
+}
+
 // A preflight of one device that passes every device check, with the kernels given.
 detail::GpuPreflight one_device(std::vector<detail::GpuDeviceFacts::Kernel> kernels) {
   detail::GpuPreflight p;

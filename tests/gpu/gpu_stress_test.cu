@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../device/litmus.hpp"
+#include "gpu/vmm_heap.hpp"
 #include "gpu_test_env.hpp"
 #include "harness/expect_error.hpp"
 
@@ -248,6 +249,52 @@ TEST(GpuStress, ANeverSignalledWaitTimesOutAndThePeersLearnWithinTwiceTheTimeout
   }
   harness::expect_error(ErrorCode::peer_lost, [&] { rt.barrier(); });
 }
+
+// Issue 17 item 1 on the VMM path: the hole between a PE's heap and its control area is
+// reserved but unmapped, so a tile that runs off the heap's end with checked mode off faults
+// (an illegal address, Error(backend) at the synchronize) instead of writing anything. Before,
+// the hole was memory of the heap's own allocation: a 512-byte overrun landed in it silently,
+// and one that started at the hole's end wrote the barrier words and the abort word. Each
+// process runs a job of its own (a faulted context is lost; no peer should wait on it).
+struct PutTile {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint64_t* dst,
+                                      const std::uint64_t* src, std::size_t n) const {
+    td::put(blk, ctx, td::make_tile(dst, n), td::make_tile(src, n), ctx.my_pe);
+  }
+};
+
+// Where the overrunning tile starts, relative to the heap's end.
+class GpuGuard : public ::testing::TestWithParam<std::ptrdiff_t> {};
+
+TEST_P(GpuGuard, ATileRunningOffTheHeapFaultsInsteadOfWritingTheHoleOrTheControlArea) {
+  TESSERA_SKIP_WITHOUT_CUDA();
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  if (!detail::cuda::vmm_heap_supported(device)) {
+    GTEST_SKIP() << "no VMM with POSIX fds here: the heap takes cudaMalloc, whose hole is memory";
+  }
+  if ((std::size_t{2} << 20) % detail::cuda::vmm_heap_granularity(device, 0) != 0) {
+    GTEST_SKIP() << "a VMM granularity above 2 MiB: the heap stays one allocation";
+  }
+  Options o = gpu_options();
+  o.bootstrap_kind = BootstrapKind::single;
+  o.checked = false;
+  auto rt = Runtime::init(o);
+  auto src = rt.alloc<std::uint64_t>(128);
+  std::vector<std::uint64_t> pattern(128, 3);
+  rt.put(src.get(), pattern.data(), pattern.size() * sizeof(std::uint64_t), 0);
+  auto* dst = reinterpret_cast<std::uint64_t*>(static_cast<char*>(rt.heap_base()) + rt.heap_size() +
+                                               GetParam());
+  launch(rt.stream(), 1, PutTile{}, rt.device_context(), dst,
+         static_cast<const std::uint64_t*>(src.get()), std::size_t{128});
+  const Error e = harness::expect_error(ErrorCode::backend, [&] { rt.stream().synchronize(); });
+  EXPECT_THAT(e.message(), HasSubstr("illegal memory access"));
+}
+
+// 512 bytes before the end (the last 512 bytes land in the hole), and 512 bytes before the
+// control area (the tile's second half would be the barrier words).
+INSTANTIATE_TEST_SUITE_P(Overrun, GpuGuard,
+                         ::testing::Values(std::ptrdiff_t{-512}, std::ptrdiff_t{(2 << 20) - 512}));
 
 }  // namespace
 }  // namespace tessera::gpu_test
