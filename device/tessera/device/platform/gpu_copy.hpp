@@ -1,6 +1,6 @@
 // The part of the platform layer that CUDA's and HIP's device passes share: bulk copies in the
-// widest accesses both sides' alignment allows, and the block broadcast. Device-pass code only
-// (__device__).
+// widest accesses both sides' alignment allows, the block broadcast, the block index and the
+// cooperative grid sync. Device-pass code only (__device__).
 #pragma once
 
 #include <cstddef>
@@ -12,9 +12,13 @@
 #if TESSERA_DEVICE_COMPILE
 
 // threadIdx and __syncthreads: nvcc declares them in every translation unit, hipcc only once
-// its runtime header is in.
+// its runtime header is in. Cooperative groups for the grid sync.
 #if defined(__HIP__)
 #include <hip/hip_runtime.h>
+// After the runtime, whose names it uses.
+#include <hip/hip_cooperative_groups.h>
+#else
+#include <cooperative_groups.h>
 #endif
 
 namespace tessera::device::platform {
@@ -87,6 +91,19 @@ __device__ inline std::uint64_t block_broadcast(std::uint64_t v) {
   __syncthreads();
   return v;
 }
+
+// --- the block's index and grid-wide sync (grid.hpp's grid_sync) ---
+
+__device__ inline int block_index() { return static_cast<int>(blockIdx.x); }
+struct GridSyncWords {
+  std::uint64_t* arrivals;
+  std::uint64_t* done;
+};
+__device__ inline GridSyncWords grid_sync_words() { return {nullptr, nullptr}; }
+// True: a cooperative launch (tessera::launch) syncs its grid with
+// cooperative groups; a kernel launched otherwise must not call grid_sync.
+inline constexpr bool kNativeGridSync = true;
+__device__ inline void grid_sync_native() { cooperative_groups::this_grid().sync(); }
 
 }  // namespace tessera::device::platform
 

@@ -218,16 +218,7 @@ inline constexpr bool kFloatAtomicAdd = true;
 
 // 0: HIP has no launch number a kernel can read, so checks that compare launches skip.
 __device__ inline std::uint64_t launch_id() { return 0; }
-__device__ inline int block_index() { return static_cast<int>(blockIdx.x); }
-struct GridSyncWords {
-  std::uint64_t* arrivals;
-  std::uint64_t* done;
-};
-__device__ inline GridSyncWords grid_sync_words() { return {nullptr, nullptr}; }
-// True: a cooperative launch (tessera::launch) syncs its grid with
-// cooperative groups; a kernel launched otherwise must not call grid_sync.
-inline constexpr bool kNativeGridSync = true;
-__device__ inline void grid_sync_native() { cooperative_groups::this_grid().sync(); }
+// block_index, GridSyncWords, grid_sync_words, kNativeGridSync, grid_sync_native: gpu_copy.hpp.
 
 }  // namespace tessera::device::platform
 
