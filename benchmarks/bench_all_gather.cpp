@@ -11,6 +11,7 @@
 
 #include "mpi_peer.hpp"
 #include "registry.hpp"
+#include "split.hpp"
 #include "tessera/ops/all_gather.hpp"
 #include "timing.hpp"
 
@@ -78,12 +79,18 @@ void run_all_gather(BenchEnv& env) {
     for (const auto algo :
          {ops::AllGatherAlgo::oneshot, ops::AllGatherAlgo::ring, ops::AllGatherAlgo::automatic}) {
       std::vector<double> times;
+      SplitTally split;
       for (int i = 0; i < warmup + iters; ++i) {
         rt.barrier();
+        split.begin();
         const double t0 = now_us();
         ops::all_gather(rt, env.stream, send.data(), recv.get(), bytes, algo);
         env.stream.synchronize();
-        if (i >= warmup) times.push_back(now_us() - t0);
+        const double t = now_us() - t0;
+        if (i >= warmup) {
+          times.push_back(t);
+          split.end(t);
+        }
       }
       Row row;
       row.bench = "all_gather";
@@ -97,6 +104,7 @@ void run_all_gather(BenchEnv& env) {
       row.peer_note = peer_times.unavailable;
       row.extra.push_back(
           {"algo", std::string(ops::to_string(ops::resolve_all_gather_algo(bytes, algo)))});
+      split.add_fields(row.extra);
       if (env.report) env.report->add(row);
     }
     env.idle.arrive_and_wait();

@@ -16,6 +16,7 @@
 
 #include "mpi_peer.hpp"
 #include "registry.hpp"
+#include "split.hpp"
 #include "tessera/ops/all_reduce.hpp"
 #include "timing.hpp"
 
@@ -87,13 +88,19 @@ void run_all_reduce(BenchEnv& env) {
          {ops::AllReduceAlgo::one_shot, ops::AllReduceAlgo::two_shot, ops::AllReduceAlgo::ring,
           ops::AllReduceAlgo::atomic, ops::AllReduceAlgo::automatic}) {
       std::vector<double> times;
+      SplitTally split;
       for (int i = 0; i < warmup + iters; ++i) {
         rt.barrier();
+        split.begin();
         const double t0 = now_us();
         ops::all_reduce(rt, env.stream, world, send.data(), recv.get(), count, ops::Dtype::f32,
                         ops::ReduceOp::sum, algo);
         env.stream.synchronize();
-        if (i >= warmup) times.push_back(now_us() - t0);
+        const double t = now_us() - t0;
+        if (i >= warmup) {
+          times.push_back(t);
+          split.end(t);
+        }
       }
       Row row;
       row.bench = "all_reduce";
@@ -107,6 +114,7 @@ void run_all_reduce(BenchEnv& env) {
       row.peer_note = peer_times.unavailable;
       row.extra.push_back({"algo", std::string(ops::to_string(ops::resolve_all_reduce_algo(
                                        count, ops::Dtype::f32, n, algo)))});
+      split.add_fields(row.extra);
       if (env.report) env.report->add(row);
     }
     env.idle.arrive_and_wait();

@@ -20,6 +20,7 @@
 
 #include "mpi_peer.hpp"
 #include "registry.hpp"
+#include "split.hpp"
 #include "tessera/ops/all_to_all.hpp"
 #include "tessera/ops/broadcast.hpp"
 #include "tessera/ops/reduce_scatter.hpp"
@@ -74,12 +75,18 @@ void measure(BenchEnv& env, const Measured& m, const std::function<void()>& call
   Runtime& rt = env.rt;
   const int warmup = warmup_iters(m.iters);
   std::vector<double> times;
+  SplitTally split;
   for (int i = 0; i < warmup + m.iters; ++i) {
     rt.barrier();
+    split.begin();
     const double t0 = now_us();
     call();
     env.stream.synchronize();
-    if (i >= warmup) times.push_back(now_us() - t0);
+    const double t = now_us() - t0;
+    if (i >= warmup) {
+      times.push_back(t);
+      split.end(t);
+    }
   }
   Row row;
   row.bench = m.bench;
@@ -92,6 +99,7 @@ void measure(BenchEnv& env, const Measured& m, const std::function<void()>& call
   if (!m.peer->us.empty()) row.peer_time_us = median(m.peer->us);
   row.peer_note = m.peer->unavailable;
   if (!m.resolved.empty()) row.extra.push_back({"algo", m.resolved});
+  split.add_fields(row.extra);
   if (env.report) env.report->add(row);
 }
 

@@ -19,6 +19,7 @@
 
 #include "mpi_peer.hpp"
 #include "registry.hpp"
+#include "split.hpp"
 #include "tessera/ops/moe.hpp"
 #include "timing.hpp"
 
@@ -152,26 +153,35 @@ void run_moe(BenchEnv& env) {
       const std::size_t bytes_dispatch = recv_pe0 * row_bytes;
       const std::size_t bytes_combine = back_pe0 * row_bytes;
       std::vector<double> t_dispatch, t_combine, t_both;
+      // The time split of the timed calls (split.hpp), in the variants' order.
+      SplitTally split_of[3];
       ops::MoeHandle handle;
       for (int i = 0; i < warmup + iters; ++i) {
+        const bool timed = i >= warmup;
         env.idle.arrive_and_wait();
+        split_of[0].begin();
         double t0 = now_us();
         handle = moe.dispatch(env.stream, x.data(), tokens, idx.data(), weight.data());
         env.stream.synchronize();
         const double t_disp = now_us() - t0;
+        if (timed) split_of[0].end(t_disp);
         const auto* expert_out = static_cast<const td::bf16*>(handle.expert_x);
         env.idle.arrive_and_wait();
+        split_of[1].begin();
         t0 = now_us();
         moe.combine(env.stream, handle, expert_out, y.data());
         env.stream.synchronize();
         const double t_comb = now_us() - t0;
+        if (timed) split_of[1].end(t_comb);
         env.idle.arrive_and_wait();
+        split_of[2].begin();
         t0 = now_us();
         handle = moe.dispatch(env.stream, x.data(), tokens, idx.data(), weight.data());
         moe.combine(env.stream, handle, static_cast<const td::bf16*>(handle.expert_x), y.data());
         env.stream.synchronize();
         const double t_pair = now_us() - t0;
-        if (i >= warmup) {
+        if (timed) {
+          split_of[2].end(t_pair);
           t_dispatch.push_back(t_disp);
           t_combine.push_back(t_comb);
           t_both.push_back(t_pair);
@@ -221,11 +231,13 @@ void run_moe(BenchEnv& env) {
           const std::vector<double>& limit;
           const peer::PeerTimes& peer;
           std::size_t bytes;
+          const SplitTally& split;
         };
         const Variant variants[] = {
-            {"dispatch", t_dispatch, l_dispatch, peer_times.dispatch, bytes_dispatch},
-            {"combine", t_combine, l_combine, peer_times.combine, bytes_combine},
-            {"dispatch_combine", t_both, l_both, peer_times.both, bytes_dispatch + bytes_combine},
+            {"dispatch", t_dispatch, l_dispatch, peer_times.dispatch, bytes_dispatch, split_of[0]},
+            {"combine", t_combine, l_combine, peer_times.combine, bytes_combine, split_of[1]},
+            {"dispatch_combine", t_both, l_both, peer_times.both, bytes_dispatch + bytes_combine,
+             split_of[2]},
         };
         for (const Variant& v : variants) {
           Row row;
@@ -244,6 +256,7 @@ void run_moe(BenchEnv& env) {
           row.extra.push_back({"experts", std::int64_t{experts}});
           row.extra.push_back({"recv_gbps", static_cast<double>(v.bytes) / (row.time_us * 1e3)});
           if (!peer_times.y.empty()) row.extra.push_back({"peer_max_rel_diff", max_rel_diff});
+          v.split.add_fields(row.extra);
           env.report->add(row);
         }
       }

@@ -37,6 +37,7 @@ std::exception_ptr run_block(const std::function<void(device::Block)>& fn, int b
   device::platform::host_launch_site = {id, b, &run.grid_arrivals, 0};
   std::exception_ptr error;
   try {
+    const device::platform::SplitProbe probe(device::platform::SplitPart::kernel, grid);
     fn(device::Block(b, grid));
   } catch (...) {
     error = std::current_exception();
@@ -83,6 +84,7 @@ std::exception_ptr BlockPool::run(int grid, const std::function<void(device::Blo
     device::platform::host_launch_site = {id, 0, &arrivals, 0};
     std::exception_ptr error;
     try {
+      const device::platform::SplitProbe probe(device::platform::SplitPart::kernel, 1);
       fn(device::Block(0, 1));
     } catch (...) {
       error = std::current_exception();

@@ -75,7 +75,10 @@ TESSERA_HOST_DEVICE inline void check_proxy(const ProxyChannel* ch) {
 class SpinPacer {
  public:
   TESSERA_HOST_DEVICE SpinPacer(const WaitWatch& watch, const char* what)
-      : watch_(watch), what_(what), start_ns_(watch.timeout_ns != 0 ? platform::clock_ns() : 0) {}
+      : watch_(watch),
+        what_(what),
+        start_ns_(watch.timeout_ns != 0 ? platform::clock_ns() : 0),
+        probe_(platform::SplitPart::wait) {}
   TESSERA_HOST_DEVICE explicit SpinPacer(const Context& ctx, const char* what = "a wait")
       : SpinPacer(watch_of(ctx), what) {}
 
@@ -94,6 +97,7 @@ class SpinPacer {
   WaitWatch watch_;
   const char* what_;
   std::uint64_t start_ns_;
+  platform::SplitProbe probe_;  // a wait's time, in a -DTESSERA_PROFILE_SPLIT=ON build
 };
 
 // Spins until ready() returns true. Once the bound passed and ready() still is false, calls

@@ -1,6 +1,6 @@
 // The part of the platform layer that CUDA's and HIP's device passes share: bulk copies in the
 // widest accesses both sides' alignment allows, the block broadcast, the block index and the
-// cooperative grid sync. Device-pass code only (__device__).
+// cooperative grid sync, and the (empty) time-split probe. Device-pass code only (__device__).
 #pragma once
 
 #include <cstddef>
@@ -104,6 +104,13 @@ __device__ inline GridSyncWords grid_sync_words() { return {nullptr, nullptr}; }
 // cooperative groups; a kernel launched otherwise must not call grid_sync.
 inline constexpr bool kNativeGridSync = true;
 __device__ inline void grid_sync_native() { cooperative_groups::this_grid().sync(); }
+
+// The time split of issue 19 item 5 probes the host backend only (host.hpp's SplitProbe); on a
+// GPU a probe is an empty object.
+enum class SplitPart : int { kernel, copy, wait };
+struct SplitProbe {
+  TESSERA_HOST_DEVICE explicit SplitProbe(SplitPart, int = 0) {}
+};
 
 }  // namespace tessera::device::platform
 

@@ -143,6 +143,60 @@ TESSERA_HOST_DEVICE inline void spin_pause(std::uint32_t spins) {
   }
 }
 
+// --- the time split (issue 19 item 5) ---
+
+// Where a host-backend kernel's time goes. A build with -DTESSERA_PROFILE_SPLIT=ON adds up, per
+// process, the time its kernels' blocks ran (kernel), spent in bulk copies (copy) and in spinning
+// waits (wait: every SpinPacer's life, from a wait's first look to its return), and how many of
+// each there were; tessera-bench reads the totals around each timed call (benchmarks/split.hpp).
+// Each part's time is exclusive (a copy inside a wait, as in all_gather's serving loop, or inside
+// a kernel counts as copy only), and a block of a grid of g blocks adds 1/g of its times (its
+// share of the launch's wall time, the blocks running side by side), so kernel + copy + wait is
+// the time the launches took. Otherwise a probe is an empty object and costs nothing.
+enum class SplitPart : int { kernel, copy, wait };
+inline constexpr int kSplitParts = 3;
+struct SplitTotals {
+  std::atomic<std::uint64_t> ns[kSplitParts];
+  std::atomic<std::uint64_t> count[kSplitParts];
+};
+inline SplitTotals split_totals{};  // stays zero without the probes
+#if defined(TESSERA_PROFILE_SPLIT)
+inline constexpr bool kSplitProbes = true;
+class SplitProbe {
+ public:
+  // `grid`: for a kernel block, its launch's block count (0 keeps the thread's current one).
+  explicit SplitProbe(SplitPart part, int grid = 0)
+      : part_(static_cast<int>(part)), outer_(innermost_), outer_grid_(grid_), start_(clock_ns()) {
+    innermost_ = this;
+    if (grid > 0) grid_ = static_cast<std::uint64_t>(grid);
+  }
+  ~SplitProbe() {
+    const std::uint64_t elapsed = clock_ns() - start_;
+    split_totals.ns[part_].fetch_add((elapsed - inner_ns_) / grid_, std::memory_order_relaxed);
+    split_totals.count[part_].fetch_add(1, std::memory_order_relaxed);
+    if (outer_ != nullptr) outer_->inner_ns_ += elapsed;
+    innermost_ = outer_;
+    grid_ = outer_grid_;
+  }
+  SplitProbe(const SplitProbe&) = delete;
+  SplitProbe& operator=(const SplitProbe&) = delete;
+
+ private:
+  static inline thread_local SplitProbe* innermost_ = nullptr;  // this thread's open probe
+  static inline thread_local std::uint64_t grid_ = 1;           // its block's launch's blocks
+  int part_;
+  SplitProbe* outer_;
+  std::uint64_t outer_grid_;
+  std::uint64_t start_;
+  std::uint64_t inner_ns_ = 0;  // the probes opened inside this one
+};
+#else
+inline constexpr bool kSplitProbes = false;
+struct SplitProbe {
+  TESSERA_HOST_DEVICE explicit SplitProbe(SplitPart, int = 0) {}
+};
+#endif
+
 // --- failures ---
 
 // Ends the calling device code with a diagnostic. Host: throws Failure, which the launcher
@@ -173,6 +227,7 @@ TESSERA_HOST_DEVICE inline std::uint64_t block_broadcast(std::uint64_t v) { retu
 // Host: memcpy, which vectorises and, for large copies, ends its non-temporal stores with a
 // store fence, so a later release store orders after every byte.
 TESSERA_HOST_DEVICE inline void copy_bytes(void* dst, const void* src, std::size_t bytes) {
+  const SplitProbe probe(SplitPart::copy);
   if (bytes != 0) std::memcpy(dst, src, bytes);
 }
 
