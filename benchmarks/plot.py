@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Turns `tessera-bench --json` output into PNG plots.
 
-    benchmarks/plot.py [-o OUTDIR] [--machine TEXT] FILE...
+    benchmarks/plot.py [-o OUTDIR] [--machine TEXT] [--only NAMES] FILE...
 
 Each FILE holds the output of one or more runs (one JSON object per line; other lines, such as
 launcher noise, are skipped). Per benchmark and PE count it writes OUTDIR/<bench>-<P>pe.png:
 
   put, signal, all_gather,  bandwidth and latency vs size: Tessera (per variant), the physical
-  all_reduce                limit (dashed) and the peer, MPI (dotted)
+  all_reduce,               limit (dashed) and the peer, MPI (dotted)
+  reduce_scatter,
+  all_to_all, broadcast
   ag_gemm, gemm_rs          time per shape: fused variants vs unfused (all-gather + GEMM, GEMM +
                             reduce-scatter) vs the GEMM alone vs the peer (MPI + GEMM)
   moe                       time per (tokens, hidden) case: Tessera vs limit vs peer for
@@ -17,6 +19,10 @@ launcher noise, are skipped). Per benchmark and PE count it writes OUTDIR/<bench
                             the GEMM alone; each cell the speedup over MPI-unfused (MPI collective
                             + the same GEMM), the best pattern of each column framed, refused
                             patterns grey. Written by hand: needs no matplotlib.
+  split (rows with split_*  OUTDIR/split-<P>pe.png: where one call's time goes (a build with
+  fields, any bench)        -DTESSERA_PROFILE_SPLIT=ON, benchmarks/split.hpp), a bar per op and
+                            size of the automatic variant (MoE: dispatch_combine) split into
+                            hand-off, copy, wait and the rest of the kernel, as % of the call.
 
 Fields read (benchmarks/report.cpp): bench, variant, pes, bytes, time_us, limit_time_us,
 peer_time_us, and m/n/k, tokens, hidden for the ops (taxonomy: op, chose, not_applicable too).
@@ -52,7 +58,8 @@ def need_matplotlib():
                  % ", ".join(SWEEP_BENCHES + FUSED_BENCHES + ("moe",)))
     matplotlib, plt = mpl, pyplot
 
-SWEEP_BENCHES = ("put", "signal", "all_gather", "all_reduce")
+SWEEP_BENCHES = ("put", "signal", "all_gather", "all_reduce", "reduce_scatter", "all_to_all",
+                 "broadcast")
 FUSED_BENCHES = ("ag_gemm", "gemm_rs")
 # Small PNGs: docs/performance.md embeds them.
 FIG_DPI = 90
@@ -139,7 +146,7 @@ def plot_sweep(bench, pes, rows, out, machine):
         ax.xaxis.set_major_formatter(
             matplotlib.ticker.FuncFormatter(lambda x, _: size_label(int(round(x)))))
         ax.set_yscale("log")
-        ax.set_xlabel("bytes per PE" if bench in ("all_gather", "all_reduce") else "bytes")
+        ax.set_xlabel("bytes" if bench in ("put", "signal") else "bytes per PE")
         ax.grid(True, which="major", alpha=0.3)
     ax_bw.set_ylabel("GB/s")
     ax_bw.set_title("bandwidth (higher is better)", fontsize=10)
@@ -226,6 +233,47 @@ def plot_moe(bench, pes, rows, out, machine):
     fig.tight_layout()
     fig.savefig(out, dpi=FIG_DPI)
     plt.close(fig)
+
+
+SPLIT_PARTS = (("split_handoff_us", "call, launch, hand-off"), ("split_copy_us", "copy"),
+               ("split_wait_us", "wait"), ("split_rest_us", "rest of the kernel"))
+
+
+def plot_split(pes, rows, out, machine):
+    """A stacked bar per (bench, size) of the automatic variant: the mean call's time split."""
+    need_matplotlib()
+    labels, parts = [], {key: [] for key, _ in SPLIT_PARTS}
+    for r in rows:
+        if r["variant"] not in ("auto", "dispatch_combine"):
+            continue
+        total = sum(max(0.0, r.get(key, 0.0)) for key, _ in SPLIT_PARTS) or 1.0
+        what = (f"moe T={r.get('tokens')} H={r.get('hidden')}" if r["bench"] == "moe" else
+                f"{r['bench']} {size_label(r['bytes'])}")
+        labels.append(f"{what} ({r['split_call_us']:.3g} µs)")
+        for key, _ in SPLIT_PARTS:
+            parts[key].append(100.0 * max(0.0, r.get(key, 0.0)) / total)
+    if not labels:
+        return False
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(labels) + 1.6))
+    left = [0.0] * len(labels)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (key, name) in enumerate(SPLIT_PARTS):
+        ax.barh(range(len(labels)), parts[key], left=left, color=colors[i % len(colors)],
+                label=name)
+        left = [a + b for a, b in zip(left, parts[key])]
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of the mean call (PE 0; the call's µs in brackets)")
+    ax.legend(fontsize=7, loc="lower right")
+    title = f"where a call's time goes, {pes} PEs"
+    ax.set_title(f"{title} — {machine}" if machine else title, fontsize=10)
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=FIG_DPI)
+    plt.close(fig)
+    return True
 
 
 def shape_label(m, n, k):
@@ -359,14 +407,19 @@ def main(argv):
     parser.add_argument("files", nargs="+", help="tessera-bench --json output files")
     parser.add_argument("-o", "--outdir", default=".", help="where the PNGs go (default: .)")
     parser.add_argument("--machine", default="", help="text added to every title")
+    parser.add_argument("--only", default="",
+                        help="comma-separated plots to draw (benchmark names, split); default all")
     args = parser.parse_args(argv)
 
     rows = read_rows(args.files)
     if not rows:
         sys.exit("plot.py: no tessera-bench JSON rows in " + ", ".join(args.files))
     os.makedirs(args.outdir, exist_ok=True)
+    only = {name for name in args.only.split(",") if name}
     groups = collections.OrderedDict()
     for r in rows:
+        if only and r["bench"] not in only:
+            continue
         groups.setdefault((r["bench"], r["pes"]), []).append(r)
     for (bench, pes), brows in groups.items():
         out = os.path.join(args.outdir, f"{bench}-{pes}pe.png")
@@ -383,6 +436,14 @@ def main(argv):
             print(f"plot.py: no plot for '{bench}' (skipped)", file=sys.stderr)
             continue
         print(f"{out}: {len(brows)} points")
+    split = collections.OrderedDict()
+    for r in rows:
+        if "split_call_us" in r and (not only or "split" in only):
+            split.setdefault(r["pes"], []).append(r)
+    for pes, srows in split.items():
+        out = os.path.join(args.outdir, f"split-{pes}pe.png")
+        if plot_split(pes, srows, out, args.machine):
+            print(f"{out}: {len(srows)} rows")
     return 0
 
 
