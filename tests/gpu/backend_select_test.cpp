@@ -4,7 +4,6 @@
 // threads sharing a GPU, peers without native atomics.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -14,6 +13,7 @@
 
 #include "gpu/gpu_checks.hpp"
 #include "tessera/detail/gpu_kernel_record.hpp"
+#include "tessera/device/platform.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera {
@@ -73,7 +73,7 @@ struct WaitForFlagThenCopy {
   void operator()(device::Block, const std::uint64_t* flag, const std::uint64_t* payload,
                   std::uint64_t* done) const {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::atomic_ref<const std::uint64_t>(*flag).load(std::memory_order_acquire) != 1) {
+    while (device::platform::atomic_load(flag, device::Sem::acquire, device::Scope::system) != 1) {
       if (std::chrono::steady_clock::now() > deadline) return;  // done stays 0: the test fails
     }
     *done = *payload;
@@ -93,7 +93,8 @@ TEST(HostCopies, APutReturnsWhileQueuedStreamWorkWaitsForItsBytes) {
   launch(rt.stream(), 1, WaitForFlagThenCopy{}, flag, words.get() + 1, words.get() + 2);
   const std::uint64_t payload = 42;
   rt.put(words.get() + 1, &payload, sizeof(payload), 0);
-  std::atomic_ref<std::uint64_t>(*flag).store(1, std::memory_order_release);
+  device::platform::atomic_store(flag, std::uint64_t{1}, device::Sem::release,
+                                 device::Scope::system);
   rt.stream().synchronize();
   std::uint64_t seen[3] = {};
   rt.get(seen, words.get(), sizeof(seen), 0);
