@@ -35,9 +35,7 @@ struct Mapped {
 
 class CudaVmmHeap final : public VmmHeap {
  public:
-  CudaVmmHeap(std::size_t bytes, std::size_t hole_offset, std::size_t hole_bytes, int device,
-              int pe)
-      : layout_(vmm_layout(bytes, hole_offset, hole_bytes, vmm_granularity(device, pe))) {
+  CudaVmmHeap(const VmmLayout& layout, int device, int pe) : layout_(layout) {
     own_.allocations.push_back(VmmAllocation::create(layout_.heap_bytes, device, pe));
     if (layout_.split()) {
       own_.allocations.push_back(VmmAllocation::create(layout_.control_bytes, device, pe));
@@ -90,9 +88,8 @@ std::size_t vmm_heap_granularity(int device, int pe) { return vmm_granularity(de
 
 int vmm_gpudirect_rdma(int device) { return vmm_rdma_supported(device) ? 1 : 0; }
 
-std::unique_ptr<VmmHeap> make_vmm_heap(std::size_t bytes, std::size_t hole_offset,
-                                       std::size_t hole_bytes, int device, int pe) {
-  return std::make_unique<CudaVmmHeap>(bytes, hole_offset, hole_bytes, device, pe);
+std::unique_ptr<VmmHeap> make_vmm_heap(const VmmLayout& layout, int device, int pe) {
+  return std::make_unique<CudaVmmHeap>(layout, device, pe);
 }
 
 }  // namespace tessera::detail::cuda

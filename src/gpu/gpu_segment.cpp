@@ -58,13 +58,19 @@ class GpuHeapSegment final : public HeapSegment {
     std::memcpy(mine.uuid, uuid.data(), uuid.size());
     mine.pid = static_cast<std::uint64_t>(::getpid());
     mine.vmm = vmm_heap_supported(device) ? 1 : 0;
-    // Issue 17 item 1: the hole unmapped, unless a NIC registers the segment as one range.
-    std::string whole_why = "the network transport registers the segment as one range";
-    if (mine.vmm != 0 && !r.registered_as_one_range) {
-      const VmmLayout layout =
-          vmm_layout(r.bytes, r.hole_offset, r.hole_bytes, vmm_heap_granularity(device, r.pe));
+    // Issue 17 item 1: the hole unmapped, unless a NIC registers the segment as one range. The
+    // layout this PE's device allows; the job splits only when every PE's does.
+    VmmLayout layout;
+    std::size_t granularity = 0;
+    if (mine.vmm != 0) {
+      granularity = vmm_heap_granularity(device, r.pe);
+      layout = r.registered_as_one_range
+                   ? vmm_layout(r.bytes, 0, 0, granularity)
+                   : vmm_layout(r.bytes, r.hole_offset, r.hole_bytes, granularity);
+      if (r.registered_as_one_range) {
+        layout.why_whole = "the network transport registers the segment as one range";
+      }
       mine.split = layout.split() ? 1 : 0;
-      whole_why = layout.why_whole;
     }
     r.bootstrap.allgather(infos.data(), sizeof(SegmentInfo));
     refuse_shared_device_threads(r, infos);
@@ -75,11 +81,13 @@ class GpuHeapSegment final : public HeapSegment {
 
     // This PE's memory, zeroed where it is mapped (the runtime's control area must start at zero).
     if (use_vmm) {
-      vmm_ =
-          make_vmm_heap(r.bytes, split ? r.hole_offset : 0, split ? r.hole_bytes : 0, device, r.pe);
+      if (layout.split() && !split) {
+        layout = vmm_layout(r.bytes, 0, 0, granularity);
+        layout.why_whole = "another PE's device cannot split it";
+      }
+      vmm_ = make_vmm_heap(layout, device, r.pe);
       bytes_ = vmm_->bytes();
       base_ = vmm_->base();
-      const VmmLayout& layout = vmm_->layout();
       copies_.zero_sync(base_, layout.heap_bytes);
       if (layout.split()) {
         copies_.zero_sync(base_ + layout.control_offset, layout.control_bytes);
@@ -87,10 +95,8 @@ class GpuHeapSegment final : public HeapSegment {
                          std::to_string(r.hole_bytes) +
                          " bytes between them and a granule on either side are unmapped");
       } else {
-        notes_.push_back(
-            "heap and control area share one allocation (" +
-            (mine.split == 0 ? whole_why : std::string("another PE's device cannot split it")) +
-            "): a tile that overruns the heap lands in the unused hole");
+        notes_.push_back("heap and control area share one allocation (" + layout.why_whole +
+                         "): a tile that overruns the heap lands in the unused hole");
       }
     } else {
       bytes_ = r.bytes;

@@ -18,8 +18,6 @@ std::size_t vmm_heap_granularity(int, int pe) { no_vmm_path(pe); }
 
 int vmm_gpudirect_rdma(int) { return -1; }
 
-std::unique_ptr<VmmHeap> make_vmm_heap(std::size_t, std::size_t, std::size_t, int, int pe) {
-  no_vmm_path(pe);
-}
+std::unique_ptr<VmmHeap> make_vmm_heap(const VmmLayout&, int, int pe) { no_vmm_path(pe); }
 
 }  // namespace tessera::detail::TESSERA_GPU_NS

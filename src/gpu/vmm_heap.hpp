@@ -44,10 +44,8 @@ std::size_t vmm_heap_granularity(int device, int pe);
 // 1 when a NIC can register `device`'s VMM memory (GPUDirect RDMA with VMM), 0 when not, -1 for
 // a runtime without the VMM path.
 int vmm_gpudirect_rdma(int device);
-// A segment of `bytes` (rounded up to the VMM granularity) on `device`, laid out by vmm_layout
-// around the request's hole, allocated and mapped. Throws Error(out_of_memory / backend) naming
-// `pe`.
-std::unique_ptr<VmmHeap> make_vmm_heap(std::size_t bytes, std::size_t hole_offset,
-                                       std::size_t hole_bytes, int device, int pe);
+// A segment on `device` laid out as `layout` (vmm_layout with this device's granularity),
+// allocated and mapped. Throws Error(out_of_memory / backend) naming `pe`.
+std::unique_ptr<VmmHeap> make_vmm_heap(const VmmLayout& layout, int device, int pe);
 
 }  // namespace tessera::detail::TESSERA_GPU_NS
