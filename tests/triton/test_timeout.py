@@ -1,10 +1,12 @@
 """The timeout path of tessera.triton's waits, each test a whole job (tessera-run -np 2) of
 this file run as a script with TESSERA_TIMEOUT=3: PE 0 waits in a Triton kernel for what never
-comes; PE 1 waits too, with a bound twice as long. PE 0's wait expires, records the failure
-and raises the job's abort: tessera.triton.check(rt) on PE 0 raises TimeoutError naming the PE,
-the signal's heap offset and allocation and the value seen (the C++ device API's message), and
-PE 1's wait ends at the abort, its check raising PeerLostError naming PE 0, well within 5 s of
-PE 0's timeout. TESSERA_RUN names the launcher (ctest sets it).
+comes; PE 1 waits too, with a bound five times as long (twice was not enough on two loaded
+cores: PE 0's interpreted wait_until_some noticed its deadline late, and PE 1's own bound
+expired first). PE 0's wait expires, records the failure and raises the job's abort:
+tessera.triton.check(rt) on PE 0 raises TimeoutError naming the PE, the signal's heap offset
+and allocation and the value seen (the C++ device API's message), and PE 1's wait ends at the
+abort, its check raising PeerLostError naming PE 0, well within 5 s of PE 0's timeout.
+TESSERA_RUN names the launcher (ctest sets it).
 
 Script usage: test_timeout.py wait|barrier|some|team. Prints "PE p: offset <heap offset of the
 signal>", then "PE p: <ExceptionClass>: <str(e)> [after <s> s]" and exits 3 (TimeoutError), 42
@@ -79,7 +81,7 @@ def job(mode):
                 barrier[(1, )](ctx)
         else:
             longer = ctx.clone()
-            longer[tessera.TRITON_CONTEXT_WORDS["timeout_ns"]] *= 2
+            longer[tessera.TRITON_CONTEXT_WORDS["timeout_ns"]] *= 5
             wait_for[(1, )](torch.from_dlpack(sig), 1, longer)
         tx.check(rt)
         say(f"PE {rt.pe}: no error")
