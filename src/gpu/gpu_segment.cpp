@@ -58,18 +58,14 @@ class GpuHeapSegment final : public HeapSegment {
     std::memcpy(mine.uuid, uuid.data(), uuid.size());
     mine.pid = static_cast<std::uint64_t>(::getpid());
     mine.vmm = vmm_heap_supported(device) ? 1 : 0;
-    // Issue 17 item 1: the hole unmapped, unless a NIC registers the segment as one range. The
-    // layout this PE's device allows; the job splits only when every PE's does.
+    // Issue 17 item 1: the hole unmapped (the network transport registers the heap and the
+    // control page as two regions, never the hole). The layout this PE's device allows; the job
+    // splits only when every PE's does.
     VmmLayout layout;
     std::size_t granularity = 0;
     if (mine.vmm != 0) {
       granularity = vmm_heap_granularity(device, r.pe);
-      layout = r.registered_as_one_range
-                   ? vmm_layout(r.bytes, 0, 0, granularity)
-                   : vmm_layout(r.bytes, r.hole_offset, r.hole_bytes, granularity);
-      if (r.registered_as_one_range) {
-        layout.why_whole = "the network transport registers the segment as one range";
-      }
+      layout = vmm_layout(r.bytes, r.hole_offset, r.hole_bytes, granularity);
       mine.split = layout.split() ? 1 : 0;
     }
     r.bootstrap.allgather(infos.data(), sizeof(SegmentInfo));

@@ -25,10 +25,6 @@ struct SegmentRequest {
   // backend does), so an overrunning tile faults before it reaches a control word.
   std::size_t hole_offset = 0;
   std::size_t hole_bytes = 0;
-  // The network transport will register the whole segment as one memory region, so every byte
-  // of it, the hole included, must be backed when it does (GPU memory cannot be backed and then
-  // made inaccessible under a registration, as the host backend's seal_hole does).
-  bool registered_as_one_range = false;
 };
 
 class HeapSegment {

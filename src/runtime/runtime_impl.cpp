@@ -60,7 +60,6 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   const std::vector<int> mapped_pes = options_.p2p ? job.node_pes : std::vector<int>{pe_};
   SegmentRequest request{*bootstrap_,      pe_,      n_pes_,     mapped_pes, segment_bytes,
                          options_.timeout, heap_end, kGuardBytes};
-  request.registered_as_one_range = network_transport_wanted() && fabric_available();
   device_ = execution_->select_device(node_pe_, pe_);
   segment_ = execution_->make_heap_segment(request);
   for (const std::string& note : segment_->notes()) TESSERA_LOG(log_, info, "init: " << note);
@@ -83,8 +82,8 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
       options_.heap_size, reinterpret_cast<std::uint64_t*>(base() + control_offset + 4096),
       *segment_, host_memory, std::move(make_table_entries));
   stream_ = execution_->make_stream(pe_);
-  start_transport(control_offset, segment_bytes);
-  segment_->seal_hole();  // after the transport registered (and a NIC pinned) the segment
+  start_transport(control_offset);
+  segment_->seal_hole();  // no registration covers the hole (the NIC has heap and control page)
   bootstrap_->barrier();
   // Watch the PEs that are other processes of this machine: when one ends without leaving the
   // job, this PE's waits end with PeerLost naming it.

@@ -82,7 +82,7 @@ class RuntimeImpl {
   bool network_transport_wanted() const;
   // Chooses the transport to every PE and, when some PE of the job has a peer it cannot map,
   // starts the network proxy on every PE (collective). In src/transport/runtime_transport.cpp.
-  void start_transport(std::size_t control_offset, std::size_t segment_bytes);
+  void start_transport(std::size_t control_offset);
 
   Options options_;
   std::shared_ptr<Bootstrap> bootstrap_;

@@ -26,10 +26,11 @@ struct FabricRequest {
   Bootstrap& bootstrap;
   int pe = 0;
   int n_pes = 1;
-  char* segment = nullptr;  // this PE's heap followed by its control area, registered whole
-  std::size_t segment_bytes = 0;
+  // This PE's segment: the heap, a hole, the control area. The heap and the control words are
+  // registered as two regions (SegmentRegions); the hole is in neither.
+  char* segment = nullptr;
   std::size_t heap_bytes = 0;      // user heap: [0, heap_bytes)
-  std::size_t control_offset = 0;  // control words: [control_offset, + control_bytes)
+  std::size_t control_offset = 0;  // control words peers reach: [control_offset, + control_bytes)
   std::size_t control_bytes = 0;
   // Where the segment lives: GPU memory is registered with FI_HMEM (heap_registration.hpp).
   HeapMemory memory = HeapMemory::host;

@@ -105,22 +105,24 @@ std::string offered_providers() {
   return out;
 }
 
-// The libfabric objects of one endpoint with one registered region, whose address, key and base
-// every PE learnt. Built collectively.
+// The libfabric objects of one endpoint with its segment registered (the heap and, when the
+// segment has one, the control area's peer-written page: two regions, see SegmentRegions), whose
+// address, keys and base every PE learnt. Built collectively.
 class Endpoint {
  public:
   struct Peer {
     fi_addr_t addr = FI_ADDR_UNSPEC;
-    std::uint64_t key = 0;
-    std::uint64_t base = 0;
-    std::uint64_t static_key = 0;  // its static data region (register_static_data), if any
+    std::uint64_t key = 0;          // its heap's
+    std::uint64_t control_key = 0;  // its control page's (when the segment has one)
+    std::uint64_t base = 0;         // its segment's address (0 without FI_MR_VIRT_ADDR)
+    std::uint64_t static_key = 0;   // its static data region (register_static_data), if any
     std::uint64_t static_base = 0;
   };
 
-  Endpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider, char* region,
-           std::size_t region_bytes, const Placement* placement,
+  Endpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider, char* segment,
+           const SegmentRegions& regions, const Placement* placement,
            const HeapRegistration& heap = HeapRegistration{})
-      : pe_(pe) {
+      : pe_(pe), segment_(segment), regions_(regions) {
     choose_info(provider, placement, heap);
     fi_info* fi = info_.get();
     mr_local_ = (fi->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
@@ -167,15 +169,19 @@ class Endpoint {
     check(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
     check(fi_enable(ep), "fi_enable");
 
-    heap_mr_ = register_region(region, region_bytes, prov_key_ ? 0 : 1, mr_endpoint_, heap);
+    heap_mr_ = register_region(segment, regions.heap_bytes, prov_key_ ? 0 : 1, mr_endpoint_, heap);
     heap_desc_ = fi_mr_desc(heap_mr_.get());
-    region_ = region;
-    region_bytes_ = region_bytes;
+    if (regions.control_bytes != 0) {
+      control_mr_ = register_region(segment + regions.control_offset, regions.control_bytes, 0,
+                                    mr_endpoint_, heap);
+      control_desc_ = fi_mr_desc(control_mr_.get());
+    }
 
     struct Card {
       std::uint8_t addr[232];
       std::uint64_t addr_len;
       std::uint64_t key;
+      std::uint64_t control_key;
       std::uint64_t base;
     };
     std::vector<Card> cards(static_cast<std::size_t>(n_pes));
@@ -185,7 +191,8 @@ class Endpoint {
     check(fi_getname(&ep->fid, mine.addr, &len), "fi_getname");
     mine.addr_len = len;
     mine.key = fi_mr_key(heap_mr_.get());
-    mine.base = reinterpret_cast<std::uintptr_t>(region);
+    mine.control_key = control_mr_ ? fi_mr_key(control_mr_.get()) : 0;
+    mine.base = reinterpret_cast<std::uintptr_t>(segment);
     bootstrap.allgather(cards.data(), sizeof(Card));
     peers_.resize(static_cast<std::size_t>(n_pes));
     for (int p = 0; p < n_pes; ++p) {
@@ -194,6 +201,7 @@ class Endpoint {
       const int inserted = fi_av_insert(av, c.addr, 1, &peer.addr, 0, nullptr);
       if (inserted != 1) fail_setup(pe, "fi_av_insert of PE " + std::to_string(p), inserted);
       peer.key = c.key;
+      peer.control_key = c.control_key;
       peer.base = virt_addr_ ? c.base : 0;
     }
   }
@@ -204,6 +212,7 @@ class Endpoint {
   ~Endpoint() {
     // Registrations go before the endpoint they may be bound to; the rest in reverse order.
     static_mr_.reset();
+    control_mr_.reset();
     heap_mr_.reset();
     ep_.reset();
     av_.reset();
@@ -230,11 +239,12 @@ class Endpoint {
       if (where.iface == HeapMemory::cuda) attr.device.cuda = where.device;
       const int rc = fi_mr_regattr(domain_.get(), &attr, 0, &mr);
       if (rc != 0) {
-        // Keys 0 and 1 are the heap's (see the constructor), 3 the static data's; the proxy's
-        // buffers use others.
+        // Keys 0 and 1 are the heap's and the control page's (see the constructor), 3 the static
+        // data's; the proxy's buffers use others.
         fail_setup(pe_,
-                   std::string("fi_mr_regattr of ") + (key <= 1 ? "the heap" : "a local buffer") +
-                       " in " + describe(where) + " on provider " + provider(),
+                   std::string("fi_mr_regattr of ") +
+                       (key <= 1 ? "the segment" : "a local buffer") + " in " + describe(where) +
+                       " on provider " + provider(),
                    rc);
       }
     } else {
@@ -248,21 +258,25 @@ class Endpoint {
     return out;
   }
 
-  // The descriptor of local memory [p, p + bytes): the heap's or the static data's, or null (no
-  // FI_MR_LOCAL, or outside both).
+  // The descriptor of local memory [p, p + bytes): the heap's, the control page's or the static
+  // data's, or null (no FI_MR_LOCAL, or outside all).
   void* local_desc(const void* p, std::size_t bytes) const {
-    auto inside = [&](const char* region, std::size_t region_bytes) {
-      auto a = reinterpret_cast<std::uintptr_t>(p);
-      auto b = reinterpret_cast<std::uintptr_t>(region);
-      return region != nullptr && a >= b && bytes <= region_bytes && a - b <= region_bytes - bytes;
-    };
-    if (inside(region_, region_bytes_)) return heap_desc_;
-    if (inside(static_region_, static_bytes_)) return static_desc_;
-    return nullptr;
+    switch (regions_.region_holding(segment_, p, bytes)) {
+      case SegmentRegions::kHeap:
+        return heap_desc_;
+      case SegmentRegions::kControl:
+        return control_desc_;
+      default:
+        break;
+    }
+    const SegmentRegions statics{static_bytes_, 0, 0};
+    return statics.region_holding(static_region_, p, bytes) == SegmentRegions::kHeap ? static_desc_
+                                                                                     : nullptr;
   }
 
   // Registers the static data segment (host memory) under key 3 where the application picks
-  // keys (clear of the heap's 0/1, the proxy's records' 2 and its buffers' 4 and up); its key.
+  // keys (clear of the heap's 1, the control page's 0, the proxy's records' 2 and its buffers' 4
+  // and up); its key.
   std::uint64_t register_static_data(void* p, std::size_t bytes) {
     if (static_mr_) throw Error(ErrorCode::internal, pe_, "static data registered twice");
     static_mr_ = register_region(p, bytes, prov_key_ ? 0 : 3, mr_endpoint_);
@@ -278,14 +292,18 @@ class Endpoint {
     peer.static_base = virt_addr_ ? base : 0;
   }
 
-  // The target address of `offset` in `region` on `pe`, and the key of that region.
+  // The target address of `offset` in `region` on `pe`, and the key of the registration that
+  // holds it. A segment offset past the heap is in the control page's registration: its address
+  // is the segment's plus the offset with FI_MR_VIRT_ADDR, else its offset in that registration.
   std::uint64_t remote(int pe, std::uint64_t offset, RemoteRegion region) const {
     const Peer& peer = peers_[static_cast<std::size_t>(pe)];
-    return (region == RemoteRegion::heap ? peer.base : peer.static_base) + offset;
+    if (region == RemoteRegion::static_data) return peer.static_base + offset;
+    return virt_addr_ ? peer.base + offset : regions_.offset_in_region(offset);
   }
-  std::uint64_t region_key(int pe, RemoteRegion region) const {
+  std::uint64_t region_key(int pe, std::uint64_t offset, RemoteRegion region) const {
     const Peer& peer = peers_[static_cast<std::size_t>(pe)];
-    return region == RemoteRegion::heap ? peer.key : peer.static_key;
+    if (region == RemoteRegion::static_data) return peer.static_key;
+    return regions_.region_of(offset) == SegmentRegions::kControl ? peer.control_key : peer.key;
   }
   const Peer& peer(int pe) const { return peers_[static_cast<std::size_t>(pe)]; }
 
@@ -375,10 +393,12 @@ class Endpoint {
   Fid<fid_cq> cq_;
   Fid<fid_av> av_;
   Fid<fid_ep> ep_;
+  char* segment_ = nullptr;
+  SegmentRegions regions_;
   Fid<fid_mr> heap_mr_;
   void* heap_desc_ = nullptr;
-  char* region_ = nullptr;
-  std::size_t region_bytes_ = 0;
+  Fid<fid_mr> control_mr_;  // the control area's peer-written page, when the segment has one
+  void* control_desc_ = nullptr;
   Fid<fid_mr> static_mr_;  // the static data segment, once registered
   void* static_desc_ = nullptr;
   char* static_region_ = nullptr;
@@ -456,9 +476,9 @@ FabricRegion::~FabricRegion() {
 void* FabricRegion::desc() const { return fi_mr_desc(static_cast<fid_mr*>(mr_)); }
 
 FabricEndpoint::FabricEndpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider,
-                               char* region, std::size_t region_bytes, const Placement* placement,
-                               const HeapRegistration& heap)
-    : impl_(std::make_unique<Impl>(bootstrap, pe, n_pes, provider, region, region_bytes, placement,
+                               char* segment, const SegmentRegions& regions,
+                               const Placement* placement, const HeapRegistration& heap)
+    : impl_(std::make_unique<Impl>(bootstrap, pe, n_pes, provider, segment, regions, placement,
                                    heap)) {}
 
 FabricEndpoint::~FabricEndpoint() = default;
@@ -491,7 +511,8 @@ int FabricEndpoint::write(FabricOpContext* context, const void* local, std::size
                           void* desc, int pe, std::uint64_t remote_offset, RemoteRegion region) {
   const auto& peer = impl_->peer(pe);
   iovec iov{const_cast<void*>(local), bytes};
-  fi_rma_iov rma{impl_->remote(pe, remote_offset, region), bytes, impl_->region_key(pe, region)};
+  fi_rma_iov rma{impl_->remote(pe, remote_offset, region), bytes,
+                 impl_->region_key(pe, remote_offset, region)};
   fi_msg_rma msg{};
   msg.msg_iov = &iov;
   msg.desc = &desc;
@@ -510,16 +531,16 @@ int FabricEndpoint::read(FabricOpContext* context, void* local, std::size_t byte
   const auto& peer = impl_->peer(pe);
   return static_cast<int>(fi_read(impl_->ep(), local, bytes, desc, peer.addr,
                                   impl_->remote(pe, remote_offset, region),
-                                  impl_->region_key(pe, region), context));
+                                  impl_->region_key(pe, remote_offset, region), context));
 }
 
 int FabricEndpoint::atomic(FabricOpContext* context, const void* operand, void* desc, int pe,
                            std::uint64_t remote_offset, ProxyWord word, ProxyAmo amo,
                            RemoteRegion region) {
   const auto& peer = impl_->peer(pe);
-  return static_cast<int>(
-      fi_atomic(impl_->ep(), operand, 1, desc, peer.addr, impl_->remote(pe, remote_offset, region),
-                impl_->region_key(pe, region), datatype_of(word), op_of(amo), context));
+  return static_cast<int>(fi_atomic(
+      impl_->ep(), operand, 1, desc, peer.addr, impl_->remote(pe, remote_offset, region),
+      impl_->region_key(pe, remote_offset, region), datatype_of(word), op_of(amo), context));
 }
 
 int FabricEndpoint::fetch_atomic(FabricOpContext* context, const void* operand, void* result,
@@ -528,8 +549,8 @@ int FabricEndpoint::fetch_atomic(FabricOpContext* context, const void* operand, 
   const auto& peer = impl_->peer(pe);
   return static_cast<int>(fi_fetch_atomic(impl_->ep(), operand, 1, desc, result, desc, peer.addr,
                                           impl_->remote(pe, remote_offset, region),
-                                          impl_->region_key(pe, region), datatype_of(word),
-                                          op_of(amo), context));
+                                          impl_->region_key(pe, remote_offset, region),
+                                          datatype_of(word), op_of(amo), context));
 }
 
 int FabricEndpoint::compare_atomic(FabricOpContext* context, const void* operand,
@@ -537,10 +558,10 @@ int FabricEndpoint::compare_atomic(FabricOpContext* context, const void* operand
                                    std::uint64_t remote_offset, ProxyWord word,
                                    RemoteRegion region) {
   const auto& peer = impl_->peer(pe);
-  return static_cast<int>(
-      fi_compare_atomic(impl_->ep(), operand, 1, desc, compare, desc, result, desc, peer.addr,
-                        impl_->remote(pe, remote_offset, region), impl_->region_key(pe, region),
-                        datatype_of(word), FI_CSWAP, context));
+  return static_cast<int>(fi_compare_atomic(
+      impl_->ep(), operand, 1, desc, compare, desc, result, desc, peer.addr,
+      impl_->remote(pe, remote_offset, region), impl_->region_key(pe, remote_offset, region),
+      datatype_of(word), FI_CSWAP, context));
 }
 
 bool FabricEndpoint::again(int rc) { return rc == -FI_EAGAIN; }

@@ -1,8 +1,9 @@
 // The libfabric endpoint wrapper (DESIGN §6): one RDM endpoint with FI_RMA | FI_ATOMIC, its CQ
-// and AV, one registered region whose address, key and base every PE learnt through the
-// bootstrap, and the posting and completion calls the proxy engine (proxy_engine.cpp) and the
-// raw-write benchmark (fabric_raw_write.cpp) make. This header says nothing of libfabric's
-// types; fabric_endpoint.cpp is the only file that includes <rdma/*.h>. Internal.
+// and AV, a registered segment (heap and control page, two regions) whose address, keys and
+// base every PE learnt through the bootstrap, and the posting and completion calls the proxy engine
+// (proxy_engine.cpp) and the raw-write benchmark (fabric_raw_write.cpp) make. This header says
+// nothing of libfabric's types; fabric_endpoint.cpp is the only file that includes <rdma/*.h>.
+// Internal.
 #pragma once
 
 #include <cstddef>
@@ -54,18 +55,20 @@ struct FabricCompletions {
   std::string text;
 };
 
-// Which registered region of the target PE a remote offset is in: its heap (with the control
-// area), or its static data segment (the OpenSHMEM layer's static and global variables), which
-// register_static_data adds after the endpoint is built.
+// Which registered segment of the target PE a remote offset is in: its heap segment (the heap
+// and the control page, each its own registration: SegmentRegions), or its static data segment (the
+// OpenSHMEM layer's static and global variables), which register_static_data adds after the
+// endpoint is built.
 enum class RemoteRegion { heap, static_data };
 
 class FabricEndpoint {
  public:
   // Opens the endpoint on `provider` (empty: the best offered, nearest `placement`'s NICs),
-  // registers [region, region + region_bytes) as `heap` says and exchanges addresses. Collective
-  // over `bootstrap`. Throws Error(transport) when no provider offers RDM + RMA + atomics.
-  FabricEndpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider, char* region,
-                 std::size_t region_bytes, const Placement* placement,
+  // registers the `regions` of the segment at `segment` (its heap, and its control page when
+  // `regions` has one) as `heap` says and exchanges addresses and keys. Collective over
+  // `bootstrap`. Throws Error(transport) when no provider offers RDM + RMA + atomics.
+  FabricEndpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider,
+                 char* segment, const SegmentRegions& regions, const Placement* placement,
                  const HeapRegistration& heap = HeapRegistration{});
   FabricEndpoint(const FabricEndpoint&) = delete;
   FabricEndpoint& operator=(const FabricEndpoint&) = delete;

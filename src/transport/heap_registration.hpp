@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace tessera::detail {
@@ -45,6 +46,43 @@ inline std::string describe(const HeapRegistration& r) {
   return r.hmem ? std::string(r.what) + " (device " + std::to_string(r.device) + ")"
                 : std::string(r.what);
 }
+
+// --- the segment as two registered regions (issue 17 item 1) ---
+// A PE's segment is its heap, a hole (kGuardBytes), then its control area, at the same offsets on
+// every PE. The NIC gets the heap and the control area's peer-written page as two regions, so
+// the hole is in no registration: on the host backend it is inaccessible (a registration that
+// pins pages could not cover it), and on a GPU the heap and the control area can be separate
+// allocations with nothing mapped between them. Remote addresses stay segment offsets; this says
+// which region, and where in it, an offset falls. Pure: tested in local_registration_test.cpp.
+struct SegmentRegions {
+  std::size_t heap_bytes = 0;      // region 0: [0, heap_bytes)
+  std::size_t control_offset = 0;  // region 1: [control_offset, control_offset + control_bytes)
+  std::size_t control_bytes = 0;   // 0: region 0 only
+
+  static constexpr int kHeap = 0;
+  static constexpr int kControl = 1;
+
+  // The region of segment offset `offset` (descriptors were checked against both regions).
+  int region_of(std::uint64_t offset) const {
+    return control_bytes != 0 && offset >= control_offset ? kControl : kHeap;
+  }
+  // `offset` from the start of its region: what a provider without FI_MR_VIRT_ADDR takes.
+  std::uint64_t offset_in_region(std::uint64_t offset) const {
+    return region_of(offset) == kControl ? offset - control_offset : offset;
+  }
+  // The region [p, p + bytes) lies in, for a segment at `segment`: kHeap, kControl, or -1.
+  int region_holding(const char* segment, const void* p, std::size_t bytes) const {
+    auto inside = [&](std::size_t start, std::size_t length) {
+      auto a = reinterpret_cast<std::uintptr_t>(p);
+      auto b = reinterpret_cast<std::uintptr_t>(segment) + start;
+      return a >= b && bytes <= length && a - b <= length - bytes;
+    };
+    if (segment == nullptr) return -1;
+    if (inside(0, heap_bytes)) return kHeap;
+    if (control_bytes != 0 && inside(control_offset, control_bytes)) return kControl;
+    return -1;
+  }
+};
 
 // --- buffers outside the heap (issue 18 item 3) ---
 // A put/get names a local buffer the proxy hands to fi_write/fi_read. In the heap it carries the

@@ -100,7 +100,8 @@ class ProxyTransport final : public FabricTransport {
                       device::Context::kAbortWord),
         bounds_{r.n_pes, r.heap_bytes, r.control_offset, r.control_bytes},
         heap_reg_(heap_registration(r.memory, r.device)),
-        endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment, r.segment_bytes, &r.placement,
+        endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment,
+                  SegmentRegions{r.heap_bytes, r.control_offset, r.control_bytes}, &r.placement,
                   heap_reg_) {
     provider_mr_.mr_local = endpoint_.mr_local();
     provider_mr_.mr_hmem = endpoint_.mr_hmem();

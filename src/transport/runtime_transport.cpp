@@ -38,7 +38,7 @@ bool RuntimeImpl::network_transport_wanted() const {
   return needed && wanted;
 }
 
-void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segment_bytes) {
+void RuntimeImpl::start_transport(std::size_t control_offset) {
   placement_ = place_pe(node_pe_);
   if (network_transport_wanted()) {
     if (!fabric_available()) {
@@ -54,7 +54,6 @@ void RuntimeImpl::start_transport(std::size_t control_offset, std::size_t segmen
                             pe_,
                             n_pes_,
                             base(),
-                            segment_bytes,
                             options_.heap_size,
                             control_offset,
                             device::Context::kBarrierWordsBytes,

@@ -2,7 +2,11 @@
 // mr_mode flags (no fabric or GPU needed): the heap's descriptor in the heap, FI_HMEM
 // registration (never a host one) for device memory when FI_MR_LOCAL or FI_MR_HMEM asks, a
 // refusal naming the cause when the provider lacks FI_HMEM, nothing when nothing is asked.
+// Issue 17 item 1: the segment as two registered regions (heap, control page), the hole in
+// neither.
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "transport/heap_registration.hpp"
 
@@ -13,6 +17,7 @@ using tessera::detail::HeapMemory;
 using tessera::detail::local_registration;
 using tessera::detail::LocalRegistration;
 using tessera::detail::ProviderMrMode;
+using tessera::detail::SegmentRegions;
 
 ProviderMrMode provider(bool mr_local, bool mr_hmem, bool hmem) {
   ProviderMrMode p;
@@ -78,6 +83,38 @@ TEST(LocalRegistration, DeviceBufferWithoutHmemIsRefusedWithTheCause) {
                          "needs FI_HMEM, which provider fake did not grant"),
             std::string::npos)
       << r.error;
+}
+
+// A 6 MiB heap, the 2 MiB hole, then a 4 KiB control page, as Runtime::init lays a segment out.
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+const SegmentRegions kSegment{6 * kMiB, 8 * kMiB, 4096};
+
+TEST(SegmentRegions, OffsetsPastTheHeapAreTheControlPagesAndCountFromItsStart) {
+  EXPECT_EQ(kSegment.region_of(0), SegmentRegions::kHeap);
+  EXPECT_EQ(kSegment.region_of(6 * kMiB - 8), SegmentRegions::kHeap);
+  EXPECT_EQ(kSegment.offset_in_region(6 * kMiB - 8), 6 * kMiB - 8);
+  EXPECT_EQ(kSegment.region_of(8 * kMiB), SegmentRegions::kControl);
+  EXPECT_EQ(kSegment.offset_in_region(8 * kMiB), 0u);
+  EXPECT_EQ(kSegment.region_of(8 * kMiB + 128), SegmentRegions::kControl);
+  EXPECT_EQ(kSegment.offset_in_region(8 * kMiB + 128), 128u);
+  // Without a control page everything is the one region, offsets unchanged.
+  const SegmentRegions one{64, 0, 0};
+  EXPECT_EQ(one.region_of(48), SegmentRegions::kHeap);
+  EXPECT_EQ(one.offset_in_region(48), 48u);
+}
+
+TEST(SegmentRegions, ALocalBufferIsInARegionOnlyWhenWhollyInsideIt) {
+  std::vector<char> segment(8 * kMiB + 8192);
+  const char* s = segment.data();
+  EXPECT_EQ(kSegment.region_holding(s, s, 6 * kMiB), SegmentRegions::kHeap);
+  EXPECT_EQ(kSegment.region_holding(s, s + 6 * kMiB - 64, 64), SegmentRegions::kHeap);
+  EXPECT_EQ(kSegment.region_holding(s, s + 6 * kMiB - 64, 65), -1);  // runs into the hole
+  EXPECT_EQ(kSegment.region_holding(s, s + 7 * kMiB, 8), -1);        // in the hole
+  EXPECT_EQ(kSegment.region_holding(s, s + 8 * kMiB, 4096), SegmentRegions::kControl);
+  EXPECT_EQ(kSegment.region_holding(s, s + 8 * kMiB + 4088, 16), -1);  // past the page
+  EXPECT_EQ(kSegment.region_holding(s, s + 8 * kMiB - 8, 16), -1);     // from the hole in
+  EXPECT_EQ(kSegment.region_holding(s, s - 8, 8), -1);                 // before the segment
+  EXPECT_EQ(kSegment.region_holding(nullptr, s, 8), -1);
 }
 
 }  // namespace

@@ -216,7 +216,7 @@ TEST(GpuVmmLayout, OneAllocationWhenTheGranularityDoesNotDivideTheHoleOrNoHoleIs
   EXPECT_EQ(l.reserved, 12 * kMiB);
   EXPECT_NE(l.why_whole.find("granularity (4194304 bytes) does not divide"), std::string::npos)
       << l.why_whole;
-  // No hole asked for (the network transport registers the segment as one range).
+  // No hole asked for (the layout the VMM path falls back to when another PE cannot split).
   l = detail::vmm_layout(3 * kMiB, 0, 0, 2 * kMiB);
   EXPECT_FALSE(l.split());
   EXPECT_EQ(l.heap_bytes, 4 * kMiB);
