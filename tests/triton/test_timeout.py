@@ -8,7 +8,8 @@ and allocation and the value seen (the C++ device API's message), and PE 1's wai
 abort, its check raising PeerLostError naming PE 0, well within 5 s of PE 0's timeout.
 TESSERA_RUN names the launcher (ctest sets it).
 
-Script usage: test_timeout.py wait|barrier|some|team. Prints "PE p: offset <heap offset of the
+Script usage: test_timeout.py wait|barrier|some|team, with TEST_TIMEOUT_START_DIR naming an empty
+folder where the two PEs meet before tessera.init. Prints "PE p: offset <heap offset of the
 signal>", then "PE p: <ExceptionClass>: <str(e)> [after <s> s]" and exits 3 (TimeoutError), 42
 (PeerLostError), 1 otherwise."""
 
@@ -16,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -56,7 +58,23 @@ def say(line):
     sys.stdout.flush()
 
 
+def start_together(folder, bound_s=60):
+    """Returns once both PEs got here (a file each in `folder`), so they call tessera.init within
+    moments of each other: the job's 3 s bound covers the bootstrap too, and on two loaded cores
+    one interpreter's imports (torch, triton) can end seconds after the other's (PE 0 then timed
+    out waiting for PE 1's HELLO)."""
+    rank = int(os.environ["TESSERA_RANK"])
+    open(os.path.join(folder, f"ready.{rank}"), "w").close()
+    deadline = time.monotonic() + bound_s
+    while not all(os.path.exists(os.path.join(folder, f"ready.{r}")) for r in (0, 1)):
+        if time.monotonic() > deadline:
+            say(f"PE {rank}: the other PE did not start within {bound_s} s")
+            sys.exit(1)
+        time.sleep(0.01)
+
+
 def job(mode):
+    start_together(os.environ["TEST_TIMEOUT_START_DIR"])
     rt = tessera.init()
     if mode == "team":
         rt.team_world()  # collective: PE 1 makes it too
@@ -99,10 +117,12 @@ def run_job(mode):
     launcher = os.environ.get("TESSERA_RUN")
     if not launcher:
         pytest.skip("TESSERA_RUN (the tessera-run binary) is not set; ctest sets it")
-    env = dict(os.environ, TESSERA_TIMEOUT=str(TIMEOUT_S), TRITON_INTERPRET="1")
-    proc = subprocess.run([launcher, "-np", "2", sys.executable, __file__, mode], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=120)
+    with tempfile.TemporaryDirectory() as start_dir:
+        env = dict(os.environ, TESSERA_TIMEOUT=str(TIMEOUT_S), TRITON_INTERPRET="1",
+                   TEST_TIMEOUT_START_DIR=start_dir)
+        proc = subprocess.run([launcher, "-np", "2", sys.executable, __file__, mode], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=180)
     lines = {int(m.group(1)): (m.group(2), float(m.group(3))) for m in re.finditer(
         r"^PE (\d+): (\w+Error: .*) \[after ([0-9.]+) s\]$", proc.stdout, re.M)}
     offset = re.search(r"^PE 0: offset (\d+)", proc.stdout, re.M)
