@@ -21,12 +21,17 @@
 #include <vector>
 
 #include "bootstrap/socket.hpp"
+#include "harness/sibling_binary.hpp"
 #include "tessera/bootstrap.hpp"
 #include "tessera/error.hpp"
 
 extern char** environ;
 
 namespace {
+
+// Executables of this build, beside this test (tests/harness/sibling_binary.hpp).
+const std::string kTesseraRun = tessera::harness::sibling_binary("tessera-run");
+const std::string kTcpBootstrapProc = tessera::harness::sibling_binary("tcp_bootstrap_proc");
 
 using namespace std::chrono_literals;
 using tessera::Bootstrap;
@@ -640,8 +645,8 @@ Finished spawn_and_wait(const std::vector<std::string>& argv,
   return f;
 }
 
-const std::string tessera_run = TESSERA_RUN_PATH;
-const std::string proc = TCP_BOOTSTRAP_PROC_PATH;
+const std::string tessera_run = kTesseraRun;
+const std::string proc = kTcpBootstrapProc;
 
 TEST(TesseraRun, GivesEveryRankItsVariablesAndNodeId) {
   Finished f = spawn_and_wait(

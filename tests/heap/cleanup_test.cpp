@@ -10,9 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "harness/sibling_binary.hpp"
+
 extern char** environ;
 
 namespace {
+
+// Executables of this build, beside this test (tests/harness/sibling_binary.hpp).
+const std::string kTesseraRun = tessera::harness::sibling_binary("tessera-run");
+const std::string kHeapProc = tessera::harness::sibling_binary("heap_proc");
 
 namespace fs = std::filesystem;
 
@@ -68,12 +74,12 @@ class Cleanup : public ::testing::Test {
 };
 
 TEST_F(Cleanup, TcpLauncherNormalRunLeavesNothing) {
-  EXPECT_EQ(run({TESSERA_RUN_PATH, "-np", "4", HEAP_PROC_PATH}, tmp_), 0);
+  EXPECT_EQ(run({kTesseraRun, "-np", "4", kHeapProc}, tmp_), 0);
   expect_nothing_left();
 }
 
 TEST_F(Cleanup, TcpLauncherRunWithAPeKilledLeavesNothing) {
-  EXPECT_NE(run({TESSERA_RUN_PATH, "-np", "4", HEAP_PROC_PATH, "--die-rank", "2"}, tmp_), 0);
+  EXPECT_NE(run({kTesseraRun, "-np", "4", kHeapProc, "--die-rank", "2"}, tmp_), 0);
   expect_nothing_left();
 }
 
@@ -87,12 +93,12 @@ const std::vector<std::string> kMpiEnv = {"OMPI_ALLOW_RUN_AS_ROOT=1",
                                           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
 
 TEST_F(Cleanup, MpirunNormalRunLeavesNothing) {
-  EXPECT_EQ(run(mpirun({HEAP_PROC_PATH}), tmp_, kMpiEnv), 0);
+  EXPECT_EQ(run(mpirun({kHeapProc}), tmp_, kMpiEnv), 0);
   expect_nothing_left();
 }
 
 TEST_F(Cleanup, MpirunRunWithAPeKilledLeavesNothing) {
-  EXPECT_NE(run(mpirun({HEAP_PROC_PATH, "--die-rank", "1"}), tmp_, kMpiEnv), 0);
+  EXPECT_NE(run(mpirun({kHeapProc, "--die-rank", "1"}), tmp_, kMpiEnv), 0);
   expect_nothing_left();
 }
 #endif

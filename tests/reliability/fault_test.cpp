@@ -16,9 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "harness/sibling_binary.hpp"
+
 extern char** environ;
 
 namespace {
+
+// Executables of this build, beside this test (tests/harness/sibling_binary.hpp).
+const std::string kTesseraRun = tessera::harness::sibling_binary("tessera-run");
+const std::string kFaultProc = tessera::harness::sibling_binary("fault_proc");
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -125,7 +131,7 @@ class Fault : public ::testing::Test {
   Job run(const std::vector<std::string>& launcher, const std::string& mode, int faulty,
           std::vector<std::string> env) {
     std::vector<std::string> argv = launcher;
-    argv.insert(argv.end(), {FAULT_PROC_PATH, mode, std::to_string(faulty)});
+    argv.insert(argv.end(), {kFaultProc, mode, std::to_string(faulty)});
     env.push_back("TESSERA_HEAP_SIZE=16M");
     Job job = run_job(argv, tmp_, env);
     RecordProperty("wall_seconds", std::to_string(job.seconds));
@@ -138,7 +144,7 @@ class Fault : public ::testing::Test {
   std::vector<std::string> shm_before_;
 };
 
-std::vector<std::string> tessera_run() { return {TESSERA_RUN_PATH, "-np", std::to_string(kPes)}; }
+std::vector<std::string> tessera_run() { return {kTesseraRun, "-np", std::to_string(kPes)}; }
 
 // Whether every PE lives to say how it ended. mpirun kills the rest of the job the moment one
 // rank dies or calls MPI_Abort, so there a PE may end without a word: then only the PEs that
@@ -210,7 +216,7 @@ TEST_F(Fault, TcpLauncherPeKilledWhilePeersWaitForItsSignalIsNamedBySurvivors) {
 // Two nodes by TESSERA_NODE_ID and no peer mapping: every PE reaches the others through the
 // network proxy, so no abort word can be written into a peer's heap.
 std::vector<std::string> fabric_run() {
-  return {TESSERA_RUN_PATH, "-np", std::to_string(kPes), "--node-ids", "a,a,b,b"};
+  return {kTesseraRun, "-np", std::to_string(kPes), "--node-ids", "a,a,b,b"};
 }
 const std::vector<std::string> kFabricEnv = {
     "TESSERA_FABRIC=on", "TESSERA_P2P=0", "TESSERA_FABRIC_PROVIDER=tcp;ofi_rxm", "FI_TCP_IFACE=lo"};

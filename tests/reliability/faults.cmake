@@ -4,8 +4,8 @@ add_executable(fault_proc fault_proc.cpp)
 target_link_libraries(fault_proc PRIVATE tessera::tessera)
 tessera_warnings(fault_proc)
 tessera_add_gtest(fault_test SOURCES fault_test.cpp LABELS reliability unit tcp mpi)
+# tessera-run and fault_proc are found beside the test (harness/sibling_binary.hpp).
 target_compile_definitions(fault_test PRIVATE
-  TESSERA_RUN_PATH="$<TARGET_FILE:tessera-run>" FAULT_PROC_PATH="$<TARGET_FILE:fault_proc>"
   $<$<BOOL:${TESSERA_HAVE_MPI}>:MPIEXEC_PATH="${MPIEXEC_EXECUTABLE}">
   $<$<BOOL:${TESSERA_HAVE_FABRIC}>:TESSERA_TEST_FABRIC=1>)
 add_dependencies(fault_test fault_proc tessera-run)

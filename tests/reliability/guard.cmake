@@ -5,7 +5,7 @@ add_executable(guard_proc guard_proc.cpp)
 target_link_libraries(guard_proc PRIVATE tessera::tessera)
 tessera_warnings(guard_proc)
 tessera_add_gtest(guard_test SOURCES guard_test.cpp LABELS reliability unit tcp)
+# tessera-run and guard_proc are found beside the test (harness/sibling_binary.hpp).
 target_compile_definitions(guard_test PRIVATE
-  TESSERA_RUN_PATH="$<TARGET_FILE:tessera-run>" GUARD_PROC_PATH="$<TARGET_FILE:guard_proc>"
   $<$<BOOL:${TESSERA_HAVE_FABRIC}>:TESSERA_TEST_FABRIC=1>)
 add_dependencies(guard_test guard_proc tessera-run)

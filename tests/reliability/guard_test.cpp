@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/run_pes.hpp"
+#include "harness/sibling_binary.hpp"
 #include "tessera/device.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/tessera.hpp"
@@ -22,6 +23,10 @@
 extern char** environ;
 
 namespace {
+
+// Executables of this build, beside this test (tests/harness/sibling_binary.hpp).
+const std::string kTesseraRun = tessera::harness::sibling_binary("tessera-run");
+const std::string kGuardProc = tessera::harness::sibling_binary("guard_proc");
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
@@ -36,8 +41,8 @@ struct Job {
 // stderr captured, with `extra` added to an environment cleared of TESSERA_* variables.
 Job run_guard_job(const std::string& mode, const std::vector<std::string>& extra,
                   const std::vector<std::string>& launcher_options = {}) {
-  std::vector<std::string> argv = {TESSERA_RUN_PATH, "-np", "2", "--timeout", "60", "--grace", "10",
-                                   GUARD_PROC_PATH,  mode};
+  std::vector<std::string> argv = {kTesseraRun, "-np", "2",        "--timeout", "60",
+                                   "--grace",   "10",  kGuardProc, mode};
   argv.insert(argv.begin() + 1, launcher_options.begin(), launcher_options.end());
   std::vector<std::string> env_strings = {"TESSERA_HEAP_SIZE=16M", "TESSERA_TIMEOUT=20"};
   for (char** e = environ; *e != nullptr; ++e) {
