@@ -31,11 +31,23 @@ std::vector<std::uint64_t> host_heap_bases(const Runtime& rt) {
   return bases;
 }
 
+// Each PE's control page as mapped here. The control table is readable from host code on every
+// backend (host memory, or a GPU segment's managed or pinned table).
+std::vector<std::uint64_t> host_control_bases(const device::Context& c) {
+  std::vector<std::uint64_t> bases(static_cast<std::size_t>(c.n_pes), 0);
+  if (c.peer_control == nullptr) return bases;
+  for (int pe = 0; pe < c.n_pes; ++pe) {
+    bases[static_cast<std::size_t>(pe)] = reinterpret_cast<std::uintptr_t>(c.peer_control[pe]);
+  }
+  return bases;
+}
+
 std::vector<std::int64_t> flat_context(const Runtime& rt) {
   const device::Context c = rt.device_context();
   const std::vector<std::uint64_t> bases = host_heap_bases(rt);
+  const std::vector<std::uint64_t> controls = host_control_bases(c);
   std::vector<std::int64_t> words(device::FlatContext::words(c.n_pes));
-  device::flatten(c, bases.data(), words.data());
+  device::flatten(c, bases.data(), controls.data(), words.data());
   return words;
 }
 
@@ -69,6 +81,7 @@ nb::dict triton_context_layout() {
   for (std::size_t i = 0; i < FlatContext::kNamedWords; ++i) d[FlatContext::kNames[i]] = i;
   d["header_words"] = FlatContext::kHeaderWords;
   d["heap_bases"] = FlatContext::kHeapBases;
+  // The control pages follow the n_pes heap bases: word heap_bases + n_pes + pe.
 
   nb::dict control;
   control["barrier_arrivals"] = Context::kBarrierArrivals;

@@ -5,7 +5,9 @@
 // export the allocation as an fd, hand it to the node's peers over the Unix-socket exchange the
 // host backend uses, and let each import and map it. Otherwise (always on HIP): the runtime's
 // heap memory (gpu_names.hpp: cudaMalloc, HIP fine-grained) with IPC handles exchanged through a
-// bootstrap allgather. The choice is made for the whole job (every PE takes part in the same
+// bootstrap allgather, as two allocations: the heap with the hole after it, and the control area
+// on its own, so no offset from a heap base reaches a control word (peers find it through the
+// control table). The choice is made for the whole job (every PE takes part in the same
 // exchange).
 //
 // Several PEs may share one GPU as processes (a one-GPU machine runs its PEs on device
@@ -43,7 +45,8 @@ struct SegmentInfo {
   std::uint64_t bytes;     // its segment size
   std::uint32_t vmm;       // 1: its device supports the VMM path
   std::uint32_t split;     // 1: on the VMM path its control area can be an allocation of its own
-  char ipc[64];            // IpcMemHandle_t (IPC path only)
+  char ipc[64];            // IpcMemHandle_t of its heap (IPC path only)
+  char ipc_control[64];    // IpcMemHandle_t of its control area (IPC path only)
 };
 
 class GpuHeapSegment final : public HeapSegment {
@@ -96,10 +99,17 @@ class GpuHeapSegment final : public HeapSegment {
       }
     } else {
       bytes_ = r.bytes;
-      memory_ = HeapMemory(bytes_, device, r.pe);
+      memory_ = HeapMemory(r.control_offset(), device, r.pe);
+      control_memory_ = HeapMemory(r.control_bytes(), device, r.pe);
       base_ = memory_.get();
-      copies_.zero_sync(base_, bytes_);
+      copies_.zero_sync(base_, r.control_offset());
+      copies_.zero_sync(control_memory_.get(), r.control_bytes());
+      notes_.push_back(
+          "heap and control area are two allocations; an overrun of the heap by up "
+          "to " +
+          std::to_string(r.hole_bytes) + " bytes lands in the unused hole after it");
     }
+    char* const control = vmm_ ? base_ + r.control_offset() : control_memory_.get();
     mine.base = reinterpret_cast<std::uintptr_t>(base_);
     mine.bytes = bytes_;
 
@@ -113,11 +123,15 @@ class GpuHeapSegment final : public HeapSegment {
     } else {
       const IpcHandle handle = memory_.ipc_handle();
       std::memcpy(mine.ipc, handle.data(), handle.size());
+      const IpcHandle control_handle = control_memory_.ipc_handle();
+      std::memcpy(mine.ipc_control, control_handle.data(), control_handle.size());
     }
     r.bootstrap.allgather(infos.data(), sizeof(SegmentInfo));
 
     peer_bases_.assign(n, nullptr);
     peer_bases_[static_cast<std::size_t>(r.pe)] = base_;
+    peer_controls_.assign(n, nullptr);
+    peer_controls_[static_cast<std::size_t>(r.pe)] = reinterpret_cast<std::uint64_t*>(control);
     for (std::size_t i = 0; i < r.node_pes.size(); ++i) {
       const int peer = r.node_pes[i];
       if (peer == r.pe) continue;
@@ -138,23 +152,31 @@ class GpuHeapSegment final : public HeapSegment {
         continue;
       }
       char* base = nullptr;
+      char* peer_control = nullptr;
       if (vmm_) {
         std::vector<int> peer_fds;
         for (const std::vector<Fd>& allocation : fds) peer_fds.push_back(allocation[i].get());
         base = vmm_->map_peer(peer_fds, device, r.pe, peer);
+        peer_control = base + r.control_offset();
       } else if (info.pid != mine.pid) {
         IpcHandle handle;
         std::memcpy(handle.data(), info.ipc, handle.size());
         peer_ipc_.emplace_back(handle, device, r.pe, peer);
         base = peer_ipc_.back().get();
+        std::memcpy(handle.data(), info.ipc_control, handle.size());
+        peer_ipc_.emplace_back(handle, device, r.pe, peer);
+        peer_control = peer_ipc_.back().get();
       }
       peer_bases_[static_cast<std::size_t>(peer)] = base;
+      peer_controls_[static_cast<std::size_t>(peer)] =
+          reinterpret_cast<std::uint64_t*>(peer_control);
     }
 
     // The base table kernels and host code read (gpu_runtime.hpp's PeerTable: device memory
-    // where the device allows, else pinned host memory), one address for both.
-    table_ = PeerTable(n * sizeof(char*), device, r.pe, copies_);
-    std::memcpy(table_.get(), peer_bases_.data(), n * sizeof(char*));
+    // where the device allows, else pinned host memory), one address for both: the n heap bases,
+    // then the n control areas.
+    table_ = PeerTable(2 * n * sizeof(char*), device, r.pe, copies_);
+    publish_tables();
     notes_.push_back(table_.in_device_memory()
                          ? "peer table in device memory (managed, read-mostly)"
                          : "peer table in pinned host memory (no concurrent managed access)");
@@ -167,6 +189,11 @@ class GpuHeapSegment final : public HeapSegment {
 
   char* const* device_peer_table() const override {
     return static_cast<char* const*>(table_.get());
+  }
+  std::uint64_t* const* device_control_table() const override {
+    return table_.get() == nullptr
+               ? nullptr
+               : static_cast<std::uint64_t* const*>(table_.get()) + peer_bases_.size();
   }
   std::size_t bytes() const override { return bytes_; }
   const char* kind() const override {
@@ -182,11 +209,11 @@ class GpuHeapSegment final : public HeapSegment {
 
   void close_peers() noexcept override {
     for (std::size_t p = 0; p < peer_bases_.size(); ++p) {
-      if (static_cast<int>(p) != pe_) peer_bases_[p] = nullptr;
+      if (static_cast<int>(p) == pe_) continue;
+      peer_bases_[p] = nullptr;
+      peer_controls_[p] = nullptr;
     }
-    if (table_.get() != nullptr) {
-      std::memcpy(table_.get(), peer_bases_.data(), peer_bases_.size() * sizeof(char*));
-    }
+    publish_tables();
     if (vmm_) vmm_->close_peers();
     peer_ipc_.clear();
   }
@@ -194,13 +221,24 @@ class GpuHeapSegment final : public HeapSegment {
   void release() noexcept override {
     close_peers();
     std::fill(peer_bases_.begin(), peer_bases_.end(), nullptr);
-    if (table_.get() != nullptr) std::memset(table_.get(), 0, peer_bases_.size() * sizeof(char*));
+    std::fill(peer_controls_.begin(), peer_controls_.end(), nullptr);
+    publish_tables();
     vmm_.reset();
     memory_ = HeapMemory();
+    control_memory_ = HeapMemory();
     base_ = nullptr;
   }
 
  private:
+  // Copies peer_bases_ and peer_controls_ into the table device code reads.
+  void publish_tables() noexcept {
+    if (table_.get() == nullptr) return;
+    auto* words = static_cast<void**>(table_.get());
+    std::memcpy(words, peer_bases_.data(), peer_bases_.size() * sizeof(char*));
+    std::memcpy(words + peer_bases_.size(), peer_controls_.data(),
+                peer_controls_.size() * sizeof(std::uint64_t*));
+  }
+
   void refuse_shared_device_threads(const SegmentRequest& r,
                                     const std::vector<SegmentInfo>& infos) const {
     std::vector<PeDevice> node;
@@ -222,7 +260,8 @@ class GpuHeapSegment final : public HeapSegment {
   std::size_t bytes_ = 0;
   char* base_ = nullptr;
   std::unique_ptr<VmmHeap> vmm_;  // VMM path
-  HeapMemory memory_;             // IPC path
+  HeapMemory memory_;             // IPC path: the heap and the hole
+  HeapMemory control_memory_;     // IPC path: the control area
   std::vector<IpcMapping> peer_ipc_;
   PeerTable table_;
   std::vector<std::string> notes_;

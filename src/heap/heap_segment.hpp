@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,12 @@ struct SegmentRequest {
   // backend does), so an overrunning tile faults before it reaches a control word.
   std::size_t hole_offset = 0;
   std::size_t hole_bytes = 0;
+
+  // Where the control area starts: right after the hole, to the segment's end. A backend may
+  // make it an allocation of its own (the GPUs' IPC path); peers then find it through
+  // HeapSegment::peer_controls, never at this offset from a heap base.
+  std::size_t control_offset() const { return hole_offset + hole_bytes; }
+  std::size_t control_bytes() const { return bytes - control_offset(); }
 };
 
 class HeapSegment {
@@ -36,6 +43,11 @@ class HeapSegment {
   const std::vector<char*>& peer_bases() const { return peer_bases_; }
   // The same table in memory this backend's device code can read: Context::peer_base.
   virtual char* const* device_peer_table() const = 0;
+  // Control areas indexed by PE (SegmentRequest::control_offset and on), as addresses valid
+  // here; null exactly where peer_bases() is. Context::control_page of each PE.
+  const std::vector<std::uint64_t*>& peer_controls() const { return peer_controls_; }
+  // The same table in memory this backend's device code can read: Context::peer_control.
+  virtual std::uint64_t* const* device_control_table() const = 0;
   // Bytes of this PE's segment (>= the requested size).
   virtual std::size_t bytes() const = 0;
   // How the memory was made and shared, for logs: "memfd", "cuMem VMM", "cudaMalloc + IPC".
@@ -67,6 +79,7 @@ class HeapSegment {
 
  protected:
   std::vector<char*> peer_bases_;
+  std::vector<std::uint64_t*> peer_controls_;
 };
 
 // The host backend: a memfd, mapped shared by every PE of the node (fds over SCM_RIGHTS). The

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -26,9 +27,16 @@ class HostHeapSegment final : public HeapSegment {
           map_heap(peer_fds[i].get(), r.bytes, r.hole_offset, r.hole_bytes, r.pe, r.node_pes[i]));
       peer_bases_[static_cast<std::size_t>(r.node_pes[i])] = mappings_.back().base();
     }
+    // Every mapping holds its PE's control area at the same offset past the hole.
+    peer_controls_.assign(peer_bases_.size(), nullptr);
+    for (std::size_t p = 0; p < peer_bases_.size(); ++p) {
+      if (peer_bases_[p] != nullptr)
+        peer_controls_[p] = reinterpret_cast<std::uint64_t*>(peer_bases_[p] + r.control_offset());
+    }
   }
 
   char* const* device_peer_table() const override { return peer_bases_.data(); }
+  std::uint64_t* const* device_control_table() const override { return peer_controls_.data(); }
   std::size_t bytes() const override { return bytes_; }
   const char* kind() const override { return "memfd"; }
   void copy(void* dst, const void* src, std::size_t bytes) override {
@@ -45,6 +53,7 @@ class HostHeapSegment final : public HeapSegment {
     mappings_.clear();
     fd_ = Fd();
     std::fill(peer_bases_.begin(), peer_bases_.end(), nullptr);
+    std::fill(peer_controls_.begin(), peer_controls_.end(), nullptr);
   }
 
  private:

@@ -88,6 +88,8 @@ device::Context Runtime::device_context() const {
   ctx.control_page = rt.control_page_;
   ctx.proxy = rt.fabric_ ? static_cast<device::ProxyChannel*>(rt.proxy_ring_.device) : nullptr;
   ctx.allocations = rt.heap_->allocation_table();
+  ctx.peer_control = rt.segment_ ? rt.segment_->device_control_table() : nullptr;
+  ctx.control_offset = rt.control_offset_;
   return ctx;
 }
 

@@ -54,8 +54,8 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   const std::size_t end_alignment = backend_ == Backend::host ? 4096 : kHeapAlignment;
   const std::size_t heap_end =
       (options_.heap_size + end_alignment - 1) / end_alignment * end_alignment;
-  const std::size_t control_offset = heap_end + kGuardBytes;
-  const std::size_t segment_bytes = control_offset + device::kControlAreaBytes;
+  control_offset_ = heap_end + kGuardBytes;
+  const std::size_t segment_bytes = control_offset_ + device::kControlAreaBytes;
   // TESSERA_P2P=0 maps no peer: every other PE is reached through the network proxy.
   const std::vector<int> mapped_pes = options_.p2p ? job.node_pes : std::vector<int>{pe_};
   SegmentRequest request{*bootstrap_,      pe_,      n_pes_,     mapped_pes, segment_bytes,
@@ -69,7 +69,7 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
   // barrier below publishes that to peers.
   static_assert(device::Context::kBarrierWordsBytes <= 4096, "peers write one page");
   const bool host_memory = execution_->host_memory();
-  control_page_ = reinterpret_cast<std::uint64_t*>(base() + control_offset);
+  control_page_ = segment_->peer_controls()[static_cast<std::size_t>(pe_)];
   abort_ = AbortWord(&control_page_[device::Context::kAbortWord], segment_.get(), host_memory);
   // The allocation table's entries: memory the host writes and device code reads, made like the
   // proxy ring's (ordinary host memory, or pinned host memory mapped into the device).
@@ -78,11 +78,11 @@ RuntimeImpl::RuntimeImpl(const Options& options) : options_(options) {
     return TableMemory{static_cast<std::uint64_t*>(m.host), static_cast<std::uint64_t*>(m.device),
                        m.owner};
   };
-  heap_ = std::make_unique<SymmetricHeap>(
-      options_.heap_size, reinterpret_cast<std::uint64_t*>(base() + control_offset + 4096),
-      *segment_, host_memory, std::move(make_table_entries));
+  heap_ = std::make_unique<SymmetricHeap>(options_.heap_size,
+                                          control_page_ + 4096 / sizeof(std::uint64_t), *segment_,
+                                          host_memory, std::move(make_table_entries));
   stream_ = execution_->make_stream(pe_);
-  start_transport(control_offset);
+  start_transport();
   segment_->seal_hole();  // no registration covers the hole (the NIC has heap and control page)
   bootstrap_->barrier();
   // Watch the PEs that are other processes of this machine: when one ends without leaving the

@@ -82,7 +82,7 @@ class RuntimeImpl {
   bool network_transport_wanted() const;
   // Chooses the transport to every PE and, when some PE of the job has a peer it cannot map,
   // starts the network proxy on every PE (collective). In src/transport/runtime_transport.cpp.
-  void start_transport(std::size_t control_offset);
+  void start_transport();
 
   Options options_;
   std::shared_ptr<Bootstrap> bootstrap_;
@@ -106,10 +106,11 @@ class RuntimeImpl {
   // The allocator and its device-readable table (in the control area's pages after the first).
   std::unique_ptr<SymmetricHeap> heap_;
   CollectiveSequence collectives_;
-  // Counters of the device barrier (Context's control_page), in the control area that follows
-  // the user heap in this PE's segment.
+  // Counters of the device barrier (Context's control_page): this PE's control area, at
+  // control_offset_ of its segment or (the GPUs' IPC path) an allocation of its own.
   std::uint64_t* control_page_ = nullptr;
-  AbortWord abort_;  // in control_page_'s page
+  std::size_t control_offset_ = 0;  // the control page's segment offset (proxy descriptors)
+  AbortWord abort_;                 // in control_page_'s page
   // Watches this machine's other PE processes (null when there are none).
   std::unique_ptr<PeerWatch> peer_watch_;
   std::atomic<bool> job_done_{false};    // finalize's last barrier passed: peers may exit

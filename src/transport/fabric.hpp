@@ -27,11 +27,14 @@ struct FabricRequest {
   int pe = 0;
   int n_pes = 1;
   // This PE's segment: the heap, a hole, the control area. The heap and the control words are
-  // registered as two regions (SegmentRegions); the hole is in neither.
+  // registered as two regions (SegmentRegions); the hole is in neither. Descriptors address both
+  // by segment offset; in this process the control area lies at `control` (on the GPUs' IPC path
+  // an allocation of its own, not segment + control_offset).
   char* segment = nullptr;
   std::size_t heap_bytes = 0;      // user heap: [0, heap_bytes)
   std::size_t control_offset = 0;  // control words peers reach: [control_offset, + control_bytes)
   std::size_t control_bytes = 0;
+  char* control = nullptr;  // this PE's control page
   // Where the segment lives: GPU memory is registered with FI_HMEM (heap_registration.hpp).
   HeapMemory memory = HeapMemory::host;
   int device = -1;

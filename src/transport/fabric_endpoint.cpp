@@ -112,17 +112,18 @@ class Endpoint {
  public:
   struct Peer {
     fi_addr_t addr = FI_ADDR_UNSPEC;
-    std::uint64_t key = 0;          // its heap's
-    std::uint64_t control_key = 0;  // its control page's (when the segment has one)
-    std::uint64_t base = 0;         // its segment's address (0 without FI_MR_VIRT_ADDR)
-    std::uint64_t static_key = 0;   // its static data region (register_static_data), if any
+    std::uint64_t key = 0;           // its heap's
+    std::uint64_t control_key = 0;   // its control page's (when the segment has one)
+    std::uint64_t base = 0;          // its heap's address (0 without FI_MR_VIRT_ADDR)
+    std::uint64_t control_base = 0;  // its control page's (0 without FI_MR_VIRT_ADDR)
+    std::uint64_t static_key = 0;    // its static data region (register_static_data), if any
     std::uint64_t static_base = 0;
   };
 
   Endpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider, char* segment,
-           const SegmentRegions& regions, const Placement* placement,
+           char* control, const SegmentRegions& regions, const Placement* placement,
            const HeapRegistration& heap = HeapRegistration{})
-      : pe_(pe), segment_(segment), regions_(regions) {
+      : pe_(pe), segment_(segment), control_(control), regions_(regions) {
     choose_info(provider, placement, heap);
     fi_info* fi = info_.get();
     mr_local_ = (fi->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
@@ -172,8 +173,7 @@ class Endpoint {
     heap_mr_ = register_region(segment, regions.heap_bytes, prov_key_ ? 0 : 1, mr_endpoint_, heap);
     heap_desc_ = fi_mr_desc(heap_mr_.get());
     if (regions.control_bytes != 0) {
-      control_mr_ = register_region(segment + regions.control_offset, regions.control_bytes, 0,
-                                    mr_endpoint_, heap);
+      control_mr_ = register_region(control, regions.control_bytes, 0, mr_endpoint_, heap);
       control_desc_ = fi_mr_desc(control_mr_.get());
     }
 
@@ -183,6 +183,7 @@ class Endpoint {
       std::uint64_t key;
       std::uint64_t control_key;
       std::uint64_t base;
+      std::uint64_t control_base;
     };
     std::vector<Card> cards(static_cast<std::size_t>(n_pes));
     Card& mine = cards[static_cast<std::size_t>(pe)];
@@ -193,6 +194,7 @@ class Endpoint {
     mine.key = fi_mr_key(heap_mr_.get());
     mine.control_key = control_mr_ ? fi_mr_key(control_mr_.get()) : 0;
     mine.base = reinterpret_cast<std::uintptr_t>(segment);
+    mine.control_base = reinterpret_cast<std::uintptr_t>(control);
     bootstrap.allgather(cards.data(), sizeof(Card));
     peers_.resize(static_cast<std::size_t>(n_pes));
     for (int p = 0; p < n_pes; ++p) {
@@ -203,6 +205,7 @@ class Endpoint {
       peer.key = c.key;
       peer.control_key = c.control_key;
       peer.base = virt_addr_ ? c.base : 0;
+      peer.control_base = virt_addr_ ? c.control_base : 0;
     }
   }
 
@@ -261,7 +264,7 @@ class Endpoint {
   // The descriptor of local memory [p, p + bytes): the heap's, the control page's or the static
   // data's, or null (no FI_MR_LOCAL, or outside all).
   void* local_desc(const void* p, std::size_t bytes) const {
-    switch (regions_.region_holding(segment_, p, bytes)) {
+    switch (regions_.region_holding(segment_, control_, p, bytes)) {
       case SegmentRegions::kHeap:
         return heap_desc_;
       case SegmentRegions::kControl:
@@ -270,8 +273,9 @@ class Endpoint {
         break;
     }
     const SegmentRegions statics{static_bytes_, 0, 0};
-    return statics.region_holding(static_region_, p, bytes) == SegmentRegions::kHeap ? static_desc_
-                                                                                     : nullptr;
+    return statics.region_holding(static_region_, nullptr, p, bytes) == SegmentRegions::kHeap
+               ? static_desc_
+               : nullptr;
   }
 
   // Registers the static data segment (host memory) under key 3 where the application picks
@@ -293,12 +297,17 @@ class Endpoint {
   }
 
   // The target address of `offset` in `region` on `pe`, and the key of the registration that
-  // holds it. A segment offset past the heap is in the control page's registration: its address
-  // is the segment's plus the offset with FI_MR_VIRT_ADDR, else its offset in that registration.
+  // holds it. A segment offset past the heap is in the control page's registration. With
+  // FI_MR_VIRT_ADDR the address is the region's base on that PE plus the offset in the region,
+  // else the offset in the region alone.
   std::uint64_t remote(int pe, std::uint64_t offset, RemoteRegion region) const {
     const Peer& peer = peers_[static_cast<std::size_t>(pe)];
     if (region == RemoteRegion::static_data) return peer.static_base + offset;
-    return virt_addr_ ? peer.base + offset : regions_.offset_in_region(offset);
+    const std::uint64_t in_region = regions_.offset_in_region(offset);
+    if (!virt_addr_) return in_region;
+    return (regions_.region_of(offset) == SegmentRegions::kControl ? peer.control_base
+                                                                   : peer.base) +
+           in_region;
   }
   std::uint64_t region_key(int pe, std::uint64_t offset, RemoteRegion region) const {
     const Peer& peer = peers_[static_cast<std::size_t>(pe)];
@@ -393,7 +402,8 @@ class Endpoint {
   Fid<fid_cq> cq_;
   Fid<fid_av> av_;
   Fid<fid_ep> ep_;
-  char* segment_ = nullptr;
+  char* segment_ = nullptr;  // this PE's heap
+  char* control_ = nullptr;  // this PE's control page
   SegmentRegions regions_;
   Fid<fid_mr> heap_mr_;
   void* heap_desc_ = nullptr;
@@ -476,10 +486,10 @@ FabricRegion::~FabricRegion() {
 void* FabricRegion::desc() const { return fi_mr_desc(static_cast<fid_mr*>(mr_)); }
 
 FabricEndpoint::FabricEndpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider,
-                               char* segment, const SegmentRegions& regions,
+                               char* segment, char* control, const SegmentRegions& regions,
                                const Placement* placement, const HeapRegistration& heap)
-    : impl_(std::make_unique<Impl>(bootstrap, pe, n_pes, provider, segment, regions, placement,
-                                   heap)) {}
+    : impl_(std::make_unique<Impl>(bootstrap, pe, n_pes, provider, segment, control, regions,
+                                   placement, heap)) {}
 
 FabricEndpoint::~FabricEndpoint() = default;
 

@@ -64,12 +64,13 @@ enum class RemoteRegion { heap, static_data };
 class FabricEndpoint {
  public:
   // Opens the endpoint on `provider` (empty: the best offered, nearest `placement`'s NICs),
-  // registers the `regions` of the segment at `segment` (its heap, and its control page when
-  // `regions` has one) as `heap` says and exchanges addresses and keys. Collective over
-  // `bootstrap`. Throws Error(transport) when no provider offers RDM + RMA + atomics.
+  // registers the `regions` of this PE's segment (its heap at `segment`, and its control page at
+  // `control` when `regions` has one) as `heap` says and exchanges addresses and keys.
+  // Collective over `bootstrap`. Throws Error(transport) when no provider offers RDM + RMA +
+  // atomics.
   FabricEndpoint(Bootstrap& bootstrap, int pe, int n_pes, const std::string& provider,
-                 char* segment, const SegmentRegions& regions, const Placement* placement,
-                 const HeapRegistration& heap = HeapRegistration{});
+                 char* segment, char* control, const SegmentRegions& regions,
+                 const Placement* placement, const HeapRegistration& heap = HeapRegistration{});
   FabricEndpoint(const FabricEndpoint&) = delete;
   FabricEndpoint& operator=(const FabricEndpoint&) = delete;
   ~FabricEndpoint();

@@ -20,7 +20,7 @@ std::vector<double> fabric_raw_write_times(Bootstrap& bootstrap, const std::stri
   const int pe = bootstrap.rank();
   const bool active = pe == from || pe == to;
   std::vector<char> buffer(active ? std::max<std::size_t>(bytes, 64) : 64, 1);
-  FabricEndpoint endpoint(bootstrap, pe, bootstrap.size(), provider, buffer.data(),
+  FabricEndpoint endpoint(bootstrap, pe, bootstrap.size(), provider, buffer.data(), nullptr,
                           SegmentRegions{buffer.size(), 0, 0}, nullptr);
   std::vector<double> times;
   std::atomic<bool> done{false};

@@ -51,9 +51,10 @@ inline std::string describe(const HeapRegistration& r) {
 // A PE's segment is its heap, a hole (kGuardBytes), then its control area, at the same offsets on
 // every PE. The NIC gets the heap and the control area's peer-written page as two regions, so
 // the hole is in no registration: on the host backend it is inaccessible (a registration that
-// pins pages could not cover it), and on a GPU the heap and the control area can be separate
-// allocations with nothing mapped between them. Remote addresses stay segment offsets; this says
-// which region, and where in it, an offset falls. Pure: tested in local_registration_test.cpp.
+// pins pages could not cover it), and on a GPU the heap and the control area are separate
+// allocations, at unrelated addresses on the IPC path. Remote addresses stay segment offsets;
+// this says which region, and where in it, an offset falls. Pure: tested in
+// local_registration_test.cpp.
 struct SegmentRegions {
   std::size_t heap_bytes = 0;      // region 0: [0, heap_bytes)
   std::size_t control_offset = 0;  // region 1: [control_offset, control_offset + control_bytes)
@@ -70,16 +71,17 @@ struct SegmentRegions {
   std::uint64_t offset_in_region(std::uint64_t offset) const {
     return region_of(offset) == kControl ? offset - control_offset : offset;
   }
-  // The region [p, p + bytes) lies in, for a segment at `segment`: kHeap, kControl, or -1.
-  int region_holding(const char* segment, const void* p, std::size_t bytes) const {
-    auto inside = [&](std::size_t start, std::size_t length) {
+  // The region [p, p + bytes) lies in, for a heap at `heap` and a control area at `control` as
+  // mapped here: kHeap, kControl, or -1.
+  int region_holding(const char* heap, const char* control, const void* p,
+                     std::size_t bytes) const {
+    auto inside = [&](const char* start, std::size_t length) {
       auto a = reinterpret_cast<std::uintptr_t>(p);
-      auto b = reinterpret_cast<std::uintptr_t>(segment) + start;
-      return a >= b && bytes <= length && a - b <= length - bytes;
+      auto b = reinterpret_cast<std::uintptr_t>(start);
+      return start != nullptr && a >= b && bytes <= length && a - b <= length - bytes;
     };
-    if (segment == nullptr) return -1;
-    if (inside(0, heap_bytes)) return kHeap;
-    if (control_bytes != 0 && inside(control_offset, control_bytes)) return kControl;
+    if (inside(heap, heap_bytes)) return kHeap;
+    if (control_bytes != 0 && inside(control, control_bytes)) return kControl;
     return -1;
   }
 };

@@ -96,11 +96,10 @@ class ProxyTransport final : public FabricTransport {
         host_lane_(make_host_proxy_ring(device::ProxyChannel::kHeaderBytes +
                                         kHostLaneSlots * sizeof(ProxyDescriptor))),
         producer_(static_cast<device::ProxyChannel*>(host_lane_.host), r.pe, r.timeout,
-                  reinterpret_cast<const std::uint64_t*>(r.segment + r.control_offset) +
-                      device::Context::kAbortWord),
+                  reinterpret_cast<const std::uint64_t*>(r.control) + device::Context::kAbortWord),
         bounds_{r.n_pes, r.heap_bytes, r.control_offset, r.control_bytes},
         heap_reg_(heap_registration(r.memory, r.device)),
-        endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment,
+        endpoint_(r.bootstrap, r.pe, r.n_pes, r.provider, r.segment, r.control,
                   SegmentRegions{r.heap_bytes, r.control_offset, r.control_bytes}, &r.placement,
                   heap_reg_) {
     provider_mr_.mr_local = endpoint_.mr_local();

@@ -38,7 +38,7 @@ bool RuntimeImpl::network_transport_wanted() const {
   return needed && wanted;
 }
 
-void RuntimeImpl::start_transport(std::size_t control_offset) {
+void RuntimeImpl::start_transport() {
   placement_ = place_pe(node_pe_);
   if (network_transport_wanted()) {
     if (!fabric_available()) {
@@ -55,8 +55,9 @@ void RuntimeImpl::start_transport(std::size_t control_offset) {
                             n_pes_,
                             base(),
                             options_.heap_size,
-                            control_offset,
+                            control_offset_,
                             device::Context::kBarrierWordsBytes,
+                            reinterpret_cast<char*>(control_page_),
                             heap_memory,
                             device_,
                             static_cast<device::ProxyChannel*>(proxy_ring_.host),

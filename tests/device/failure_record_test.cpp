@@ -44,13 +44,16 @@ void write_record(Runtime& rt, td::FailureCode code, FailureKind kind, const cha
 
 std::uint64_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-TEST(FlatContext, HoldsTheContextsFieldsAndTheHeapBases) {
+TEST(FlatContext, HoldsTheContextsFieldsTheHeapBasesAndTheControlPages) {
   run_pes(2, [](Runtime& rt) {
     const td::Context ctx = rt.device_context();
-    std::vector<std::uint64_t> bases;
-    for (int pe = 0; pe < rt.n_pes(); ++pe) bases.push_back(addr(rt.ptr(rt.heap_base(), pe)));
+    std::vector<std::uint64_t> bases, controls;
+    for (int pe = 0; pe < rt.n_pes(); ++pe) {
+      bases.push_back(addr(rt.ptr(rt.heap_base(), pe)));
+      controls.push_back(addr(ctx.peer_control[pe]));
+    }
     std::vector<std::int64_t> w(td::FlatContext::words(ctx.n_pes), -1);
-    td::flatten(ctx, bases.data(), w.data());
+    td::flatten(ctx, bases.data(), controls.data(), w.data());
     using F = td::FlatContext;
     EXPECT_EQ(w[F::kMyPe], rt.pe());
     EXPECT_EQ(w[F::kNPes], 2);
@@ -62,11 +65,16 @@ TEST(FlatContext, HoldsTheContextsFieldsAndTheHeapBases) {
     EXPECT_EQ(static_cast<std::uint64_t>(w[F::kProxy]), addr(ctx.proxy));
     EXPECT_EQ(static_cast<std::uint64_t>(w[F::kAllocations]), addr(ctx.allocations));
     EXPECT_EQ(static_cast<std::uint64_t>(w[F::kFailureRecord]), addr(ctx.failure_record()));
+    EXPECT_EQ(static_cast<std::uint64_t>(w[F::kControlOffset]), ctx.control_offset);
     for (std::size_t i = F::kNamedWords; i < F::kHeaderWords; ++i) EXPECT_EQ(w[i], 0) << i;
+    ASSERT_EQ(w.size(), F::kHeaderWords + 4);
     for (int pe = 0; pe < 2; ++pe) {
-      EXPECT_EQ(static_cast<std::uint64_t>(w[F::kHeapBases + static_cast<std::size_t>(pe)]),
-                addr(ctx.peer_base[pe]));
+      const auto i = static_cast<std::size_t>(pe);
+      EXPECT_EQ(static_cast<std::uint64_t>(w[F::kHeapBases + i]), addr(ctx.peer_base[pe]));
+      EXPECT_EQ(static_cast<std::uint64_t>(w[F::control_bases(2) + i]), addr(ctx.peer_control[pe]));
     }
+    // This PE's entry of the control table is its own control page.
+    EXPECT_EQ(ctx.peer_control[rt.pe()], ctx.control_page);
     // The record lies in the control area, past the heap, in this PE's own page.
     EXPECT_FALSE(rt.in_heap(ctx.failure_record()));
     EXPECT_EQ(ctx.failure_record()[FailureRecord::kState], FailureRecord::kEmpty);

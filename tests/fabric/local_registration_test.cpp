@@ -106,15 +106,31 @@ TEST(SegmentRegions, OffsetsPastTheHeapAreTheControlPagesAndCountFromItsStart) {
 TEST(SegmentRegions, ALocalBufferIsInARegionOnlyWhenWhollyInsideIt) {
   std::vector<char> segment(8 * kMiB + 8192);
   const char* s = segment.data();
-  EXPECT_EQ(kSegment.region_holding(s, s, 6 * kMiB), SegmentRegions::kHeap);
-  EXPECT_EQ(kSegment.region_holding(s, s + 6 * kMiB - 64, 64), SegmentRegions::kHeap);
-  EXPECT_EQ(kSegment.region_holding(s, s + 6 * kMiB - 64, 65), -1);  // runs into the hole
-  EXPECT_EQ(kSegment.region_holding(s, s + 7 * kMiB, 8), -1);        // in the hole
-  EXPECT_EQ(kSegment.region_holding(s, s + 8 * kMiB, 4096), SegmentRegions::kControl);
-  EXPECT_EQ(kSegment.region_holding(s, s + 8 * kMiB + 4088, 16), -1);  // past the page
-  EXPECT_EQ(kSegment.region_holding(s, s + 8 * kMiB - 8, 16), -1);     // from the hole in
-  EXPECT_EQ(kSegment.region_holding(s, s - 8, 8), -1);                 // before the segment
-  EXPECT_EQ(kSegment.region_holding(nullptr, s, 8), -1);
+  const char* c = s + 8 * kMiB;  // the control page where the host backend keeps it
+  EXPECT_EQ(kSegment.region_holding(s, c, s, 6 * kMiB), SegmentRegions::kHeap);
+  EXPECT_EQ(kSegment.region_holding(s, c, s + 6 * kMiB - 64, 64), SegmentRegions::kHeap);
+  EXPECT_EQ(kSegment.region_holding(s, c, s + 6 * kMiB - 64, 65), -1);  // runs into the hole
+  EXPECT_EQ(kSegment.region_holding(s, c, s + 7 * kMiB, 8), -1);        // in the hole
+  EXPECT_EQ(kSegment.region_holding(s, c, s + 8 * kMiB, 4096), SegmentRegions::kControl);
+  EXPECT_EQ(kSegment.region_holding(s, c, s + 8 * kMiB + 4088, 16), -1);  // past the page
+  EXPECT_EQ(kSegment.region_holding(s, c, s + 8 * kMiB - 8, 16), -1);     // from the hole in
+  EXPECT_EQ(kSegment.region_holding(s, c, s - 8, 8), -1);                 // before the segment
+  EXPECT_EQ(kSegment.region_holding(nullptr, nullptr, s, 8), -1);
+}
+
+// The GPUs' IPC path: the control page is an allocation of its own, at an address unrelated to
+// the heap's. Only its own address places a buffer in it; segment + control_offset means nothing.
+TEST(SegmentRegions, AControlPageOfItsOwnIsFoundAtItsAddressNotPastTheHeap) {
+  std::vector<char> heap(8 * kMiB + 8192);
+  std::vector<char> control(4096);
+  const char* h = heap.data();
+  const char* c = control.data();
+  EXPECT_EQ(kSegment.region_holding(h, c, c, 4096), SegmentRegions::kControl);
+  EXPECT_EQ(kSegment.region_holding(h, c, c + 64, 8), SegmentRegions::kControl);
+  EXPECT_EQ(kSegment.region_holding(h, c, c + 4092, 8), -1);  // runs past it
+  EXPECT_EQ(kSegment.region_holding(h, c, h + 8 * kMiB, 8), -1);
+  EXPECT_EQ(kSegment.region_holding(h, c, h, 64), SegmentRegions::kHeap);
+  EXPECT_EQ(kSegment.region_holding(h, nullptr, c, 8), -1);
 }
 
 }  // namespace

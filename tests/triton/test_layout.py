@@ -33,14 +33,21 @@ def test_one_pe_context_holds_the_runtime_values():
     try:
         ctx = rt.triton_context()
         w = L.CONTEXT_WORDS
-        assert ctx.dtype.is_floating_point is False and ctx.numel() == 16 + rt.n_pes
-        assert ctx[w["my_pe"]].item() == rt.pe and ctx[w["n_pes"]].item() == rt.n_pes
+        n = rt.n_pes
+        assert ctx.dtype.is_floating_point is False and ctx.numel() == 16 + 2 * n
+        assert ctx[w["my_pe"]].item() == rt.pe and ctx[w["n_pes"]].item() == n
         assert ctx[w["heap_size"]].item() == rt.heap_size
         assert ctx[w["timeout_ns"]].item() == 7 * 10**9
         bases = np.from_dlpack(rt.heap_bases()).astype(np.int64)
-        assert np.array_equal(ctx[w["heap_bases"]:].numpy(), bases)
+        assert np.array_equal(ctx[w["heap_bases"]:w["heap_bases"] + n].numpy(), bases)
         control = ctx[w["control_page"]].item()
         assert control >= bases[rt.pe] + rt.heap_size
         assert ctx[w["failure_record"]].item() == control + 8 * L.CONTROL_WORDS["failure_record"]
+        # The control pages follow the heap bases; this PE's is its control page. On the host
+        # backend it lies control_offset past the heap's start (2 MiB past its 4 KiB-rounded
+        # end); descriptors name it by that offset.
+        assert ctx[w["heap_bases"] + n + rt.pe].item() == control
+        assert ctx[w["control_offset"]].item() == control - bases[rt.pe]
+        assert ctx[w["control_offset"]].item() >= rt.heap_size + (2 << 20)
     finally:
         rt.finalize()

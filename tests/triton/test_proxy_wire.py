@@ -17,6 +17,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 import tessera  # noqa: E402
+import tessera.triton as tx  # noqa: E402
 from tessera.triton import _layout as L  # noqa: E402
 from tessera.triton import _proxy as px  # noqa: E402
 
@@ -26,6 +27,9 @@ from tessera import _tessera as _CXX  # noqa: E402
 
 HEAP_WORDS = 4096
 PEER = 1
+# The control page's segment offset as proxy descriptors name it: unrelated to where the fake's
+# control page lies, as on a GPU's IPC path.
+CONTROL_OFFSET = 6 << 20
 
 
 class FakeJob:
@@ -37,7 +41,7 @@ class FakeJob:
         self.control = torch.zeros(512, dtype=torch.int64)
         self.record = torch.zeros(16, dtype=torch.int64)
         words = tessera.TRITON_CONTEXT_WORDS
-        ctx = torch.zeros(words["heap_bases"] + 2, dtype=torch.int64)
+        ctx = torch.zeros(words["heap_bases"] + 2 * 2, dtype=torch.int64)
         ctx[words["my_pe"]] = 0
         ctx[words["n_pes"]] = 2
         ctx[words["heap_size"]] = HEAP_WORDS * 8
@@ -45,8 +49,11 @@ class FakeJob:
         ctx[words["control_page"]] = self.control.data_ptr()
         ctx[words["proxy"]] = ring.address
         ctx[words["failure_record"]] = self.record.data_ptr()
+        ctx[words["control_offset"]] = CONTROL_OFFSET
         ctx[words["heap_bases"]] = self.heap.data_ptr()
         ctx[words["heap_bases"] + PEER] = 0
+        ctx[words["heap_bases"] + 2] = self.control.data_ptr()  # the control pages follow
+        ctx[words["heap_bases"] + 2 + PEER] = 0
         self.ctx = ctx
 
     def addr(self, word):
@@ -295,6 +302,33 @@ def test_fence_descriptor_names_this_pe_and_quiet_waits_for_it(served):
     assert ok.item() == 1
     assert_encodes(ring.served_all(), [("fence", (0, ))])
     assert ring.completed == ring.reserve == 1
+
+
+@triton.jit
+def _world_barrier(ctx):
+    tx.barrier(ctx)
+
+
+def test_world_barrier_names_control_words_by_their_segment_offset(served):
+    # PE 0 arrives at its own control page (found through the context's control pages) and at
+    # PE 1's through the proxy: its seen word, then its arrival counter, named by the control
+    # page's segment offset, not by where the page lies here. PE 1's arrival is pre-set.
+    ring, job = served
+    arrivals = L.CONTROL_WORDS["barrier_arrivals"]
+    seen = L.CONTROL_WORDS["barrier_seen"]
+    job.control[arrivals] = 1
+    _world_barrier[(1, )](job.ctx)
+    assert job.failure()["state"] == 0
+    assert int(job.control[arrivals]) == 2 and int(job.control[seen]) == 1
+    assert int(job.control[L.CONTROL_WORDS["barrier_entered"]]) == 1
+    descriptors = [d for d in ring.served_all() if pr.fields(d)["op"] == pr.OPS["atomic"]]
+    assert_encodes(descriptors, [
+        ("atomic", (pr.OPS["atomic"], pr.AMOS["store"], pr.WORDS["u64"], PEER,
+                    CONTROL_OFFSET + 8 * seen, 1, 0, False)),
+        ("atomic", (pr.OPS["atomic"], pr.AMOS["add"], pr.WORDS["u64"], PEER,
+                    CONTROL_OFFSET + 8 * arrivals, 1, 0, True)),
+    ])
+    assert job.heap.count_nonzero().item() == 0
 
 
 # --- the slot protocol ---

@@ -28,13 +28,14 @@ struct Context {
   std::size_t heap_size;     // bytes of every PE's heap (the same on all)
   std::uint64_t timeout_ns;  // bound of every wait; 0 waits forever (TESSERA_TIMEOUT)
   std::uint32_t flags;       // ContextFlags
-  // Counters of the device barrier, set up by Runtime::init in a control area that follows this
-  // PE's heap at the same offset on every PE, kGuardBytes (2 MiB) past the heap's end. On the host
-  // backend that gap, and as much before the heap and after the control area, is inaccessible in
-  // every mapping, so a tile running off either end of a heap faults (and is reported) instead of
-  // writing these words or a neighbouring mapping; on GPUs the gap is unused memory. Word
-  // kBarrierArrivals is bumped by every PE entering a barrier, word kBarrierEntered counts the
-  // barriers this PE has entered. Never reset.
+  // Counters of the device barrier, set up by Runtime::init in this PE's control area: memory
+  // outside the heap and out of a tile's reach. On the host backend and the CUDA VMM path it
+  // follows the heap kGuardBytes (2 MiB) past its end, that gap (and as much before the heap and
+  // after the control area) inaccessible in every mapping, so a tile running off either end of a
+  // heap faults instead of writing these words or a neighbouring mapping; on the GPUs' IPC path
+  // (cudaMalloc, HIP) it is an allocation of its own. Peers reach it through peer_control, never
+  // by heap arithmetic. Word kBarrierArrivals is bumped by every PE entering a barrier, word
+  // kBarrierEntered counts the barriers this PE has entered. Never reset.
   std::uint64_t* control_page;
   // This PE's network proxy ring (proxy_wire.hpp), or null when no peer needs it: calls on a PE
   // whose peer_base is null go through it.
@@ -43,6 +44,12 @@ struct Context {
   // malloc and free; null in a Context made by hand. Diagnostics name a signal's allocation from
   // it, and checked mode bounds every pointer by its block.
   const std::uint64_t* allocations;
+  // n_pes control pages (each PE's control_page) as mapped here; null where a peer's is not
+  // mapped (its words are reached through the proxy). Set whenever control_page is.
+  std::uint64_t* const* peer_control;
+  // Where the network proxy addresses the control page: its offset in the segment offsets that
+  // proxy descriptors carry (proxy_wire.hpp), the same on every PE.
+  std::uint64_t control_offset;
 
   // Word indices into control_page (the first page of the control area, which peers may write).
   static constexpr std::size_t kBarrierArrivals = 0;
@@ -95,9 +102,20 @@ struct Context {
     return pe >= 0 && pe < n_pes && peer_base[pe] != nullptr;
   }
 
+  // Word `index` of `pe`'s control page as mapped here; null where it is not mapped (or the
+  // Context has no control page). `pe` must be in [0, n_pes).
+  TESSERA_HOST_DEVICE std::uint64_t* control_word(std::size_t index, int pe) const {
+    std::uint64_t* page = peer_control != nullptr ? peer_control[pe] : nullptr;
+    return page != nullptr ? page + index : nullptr;
+  }
+  // The segment offset a proxy descriptor names for word `index` of a PE's control page.
+  TESSERA_HOST_DEVICE std::uint64_t control_wire_offset(std::size_t index) const {
+    return control_offset + index * sizeof(std::uint64_t);
+  }
+
   // The address on `pe` of the object at `local` in this PE's heap: base[pe] + (local -
   // base[me]). Null when `pe`'s heap is not mapped here (another node: use the proxy). The one
-  // pointer translation: checked calls (detail::translate) and the abort broadcast use it too.
+  // pointer translation of heap objects: checked calls (detail::translate) use it too.
   template <class T>
   TESSERA_HOST_DEVICE T* ptr(T* local, int pe) const {
     char* base = peer_base[pe];

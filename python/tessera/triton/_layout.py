@@ -20,13 +20,16 @@ CONTEXT_WORDS = {
     "proxy": 7,
     "allocations": 8,
     "failure_record": 9,
+    "control_offset": 10,  # the control page's segment offset (network proxy descriptors)
     "header_words": 16,
     "heap_bases": 16,  # + pe: the heap base of pe as mapped here, 0 where it is not
+    # then, at heap_bases + n_pes + pe: the control page of pe as mapped here, 0 where it is not
 }
 
-# uint64 word index into a PE's control page. Peers write its first 4096 bytes, at the same
-# offset from their heap base as ours (the control area lies right after the heap);
-# barrier_seen has a word for each of the first barrier_seen_pes PEs.
+# uint64 word index into a PE's control page. Peers write its first 4096 bytes, found through
+# the context's control pages (never at an offset from a heap base: on a GPU's IPC path the
+# control area is an allocation of its own); barrier_seen has a word for each of the first
+# barrier_seen_pes PEs.
 CONTROL_WORDS = {
     "barrier_arrivals": 0,
     "barrier_entered": 8,
@@ -103,6 +106,7 @@ FLAGS = tl.constexpr(CONTEXT_WORDS["flags"])
 CONTROL_PAGE = tl.constexpr(CONTEXT_WORDS["control_page"])
 PROXY = tl.constexpr(CONTEXT_WORDS["proxy"])
 FAILURE_RECORD = tl.constexpr(CONTEXT_WORDS["failure_record"])
+CONTROL_OFFSET = tl.constexpr(CONTEXT_WORDS["control_offset"])
 HEAP_BASES = tl.constexpr(CONTEXT_WORDS["heap_bases"])
 
 BARRIER_ARRIVALS = tl.constexpr(CONTROL_WORDS["barrier_arrivals"])

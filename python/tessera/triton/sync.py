@@ -23,7 +23,7 @@ from . import _layout as L
 from . import _proxy
 from ._checks import active_mask, and_mask, route
 from ._clock import now_ns, spin_pause
-from ._context import control_word
+from ._context import control_wire_word, control_word
 from ._failure import aborting, fail, record
 from .rma import quiet
 
@@ -307,18 +307,21 @@ def wait_until_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=N
 
 
 @triton.jit
-def _arrive(ctx, seen_word, arrivals, n, pe, me, NOTE_SEEN):
+def _arrive(ctx, seen_word, arrivals, bases, seen_wire, arrivals_wire, n, pe, me, NOTE_SEEN):
     """Barrier `n`'s arrival of this PE at `pe`: first (for diagnostics only) the number of the
     barrier it entered into `pe`'s copy of `seen_word`, then +1 on `pe`'s copy of `arrivals` with
-    release. Both are local pointers to words at the same heap offset on every PE."""
+    release. Both are this PE's words; `pe`'s copies lie at the same offset from `pe`'s entry in
+    the context's table at word `bases` (the heap bases for a team's words, the control pages for
+    the whole job's). When `pe` is not mapped, the network proxy gets the heap offsets of
+    `seen_wire` and `arrivals_wire` instead."""
     if tl.load(ctx + L.HEAP_BASES + pe) == 0:
         if NOTE_SEEN:
-            _proxy.proxy_atomic(seen_word, n, 0, pe, ctx, None, AMO=_proxy.AMO_STORE,
+            _proxy.proxy_atomic(seen_wire, n, 0, pe, ctx, None, AMO=_proxy.AMO_STORE,
                                 FETCH=False, FENCED=False, OP=L.OP_BARRIER)
-        _proxy.proxy_atomic(arrivals, tl.cast(1, tl.uint64), 0, pe, ctx, None,
+        _proxy.proxy_atomic(arrivals_wire, tl.cast(1, tl.uint64), 0, pe, ctx, None,
                             AMO=_proxy.AMO_ADD, FETCH=False, FENCED=True, OP=L.OP_BARRIER)
     else:
-        shift = (tl.load(ctx + L.HEAP_BASES + pe) - tl.load(ctx + L.HEAP_BASES + me)) // 8
+        shift = (tl.load(ctx + bases + pe) - tl.load(ctx + bases + me)) // 8
         if NOTE_SEEN:
             tl.atomic_store(seen_word + shift, n, sem="relaxed", scope="sys")
         tl.atomic_add(arrivals + shift, tl.cast(1, tl.uint64), sem="release", scope="sys")
@@ -365,13 +368,18 @@ def _world_barrier(ctx):
     note_seen = me < L.BARRIER_SEEN_PES
     seen_word = control_word(ctx, L.BARRIER_SEEN, me) + me
     arrivals = control_word(ctx, L.BARRIER_ARRIVALS, me)
+    # Each PE's copies are in its control page: the control pages follow the heap bases.
+    controls = L.HEAP_BASES + npes
+    seen_wire = control_wire_word(ctx, L.BARRIER_SEEN + me)
+    arrivals_wire = control_wire_word(ctx, L.BARRIER_ARRIVALS)
     ring = tl.load(ctx + L.PROXY)
     for i in range(0, npes):
         pe = (me + i) % npes
         if tl.load(ctx + L.HEAP_BASES + pe) == 0 and ring == 0:
             fail(ctx, L.CODE_TRANSPORT, L.KIND_PE_NOT_MAPPED, L.OP_BARRIER, pe, 0, 0, 0, 0, 0)
         else:
-            _arrive(ctx, seen_word, arrivals, n, pe, me, note_seen)
+            _arrive(ctx, seen_word, arrivals, controls, seen_wire, arrivals_wire, n, pe, me,
+                    note_seen)
     _await_arrivals(ctx, arrivals, n, npes, None)
 
 
@@ -403,7 +411,10 @@ def _team_barrier(ctx, team):
                 fail(ctx, L.CODE_TRANSPORT, L.KIND_PE_NOT_MAPPED, L.OP_BARRIER, pe, 0, 0, 0, 0,
                      0)
             else:
-                _arrive(ctx, words + L.TEAM_BARRIER_SEEN + my_rank, arrivals, n, pe, me, True)
+                # The words lie at the same heap offset on every member.
+                seen_word = words + L.TEAM_BARRIER_SEEN + my_rank
+                _arrive(ctx, seen_word, arrivals, L.HEAP_BASES, seen_word, arrivals, n, pe, me,
+                        True)
         _await_arrivals(ctx, arrivals, n, size, team)
 
 

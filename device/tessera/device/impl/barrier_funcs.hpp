@@ -42,8 +42,9 @@ TESSERA_COLD TESSERA_HOST_DEVICE inline void describe_barrier_timeout(
   }
 }
 
-// The words one barrier runs on, as this PE addresses them (all at the same heap or control-area
-// offset on every member), and the members it runs over.
+// The words one barrier runs on, as this PE addresses them, and the members it runs over. A
+// team's words lie at the same heap offset on every member; the whole job's in every PE's
+// control page, which peers reach through Context::peer_control.
 struct BarrierSite {
   std::uint64_t* arrivals;  // this PE's arrival counter
   std::uint64_t* entered;   // this PE's count of barriers entered
@@ -52,7 +53,24 @@ struct BarrierSite {
   std::uint64_t* occupant;  // checked mode: occupant, then the last launch that entered
   Team members;             // world PEs taking part, my_rank this PE's rank
   bool team;                // a team barrier (named with its team in diagnostics)
+  bool control;             // the words are in ctx.control_page (else in the heap)
 };
+
+// This PE's barrier word `word` of site `s` as mapped PE `pe` addresses it (failing as
+// translate does when `pe` is not mapped here).
+TESSERA_HOST_DEVICE inline std::uint64_t* site_word(const Context& ctx, const BarrierSite& s,
+                                                    std::uint64_t* word, int pe, const char* what) {
+  if (!s.control) return translate(ctx, word, pe, what);
+  peer_heap(ctx, pe, what);
+  return ctx.control_word(static_cast<std::size_t>(word - ctx.control_page), pe);
+}
+
+// The segment offset a proxy descriptor names for this PE's barrier word `word` of site `s`.
+TESSERA_HOST_DEVICE inline std::uint64_t site_wire_offset(const Context& ctx, const BarrierSite& s,
+                                                          const std::uint64_t* word) {
+  return s.control ? ctx.control_wire_offset(static_cast<std::size_t>(word - ctx.control_page))
+                   : static_cast<std::uint64_t>(ctx.heap_offset(word));
+}
 
 TESSERA_HOST_DEVICE inline BarrierSite world_site(const Context& ctx) {
   std::uint64_t* cp = ctx.control_page;
@@ -67,6 +85,7 @@ TESSERA_HOST_DEVICE inline BarrierSite world_site(const Context& ctx) {
   s.members.size = ctx.n_pes;
   s.members.my_rank = ctx.my_pe;
   s.team = false;
+  s.control = true;
   return s;
 }
 
@@ -79,6 +98,7 @@ TESSERA_HOST_DEVICE inline BarrierSite team_site(std::uint64_t* words, const Tea
   s.occupant = &words[TeamBarrierWords::kOccupant];
   s.members = team;
   s.team = true;
+  s.control = false;
   return s;
 }
 
@@ -210,24 +230,25 @@ TESSERA_KERNEL_CODE inline void barrier_arrive_and_wait(const Context& ctx, cons
   for (int i = 0; i < t.size; ++i) {
     const int pe = t.pe((t.my_rank + i) % t.size);
     if (use_proxy(ctx, pe, what)) {
-      // The words lie at the same offset from the heap's start on every PE.
       if (my_seen != nullptr) {
-        proxy_push(ctx,
-                   encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::store, pe,
-                                                      ctx.heap_offset(my_seen), n, 0, false),
-                   what);
+        proxy_push(
+            ctx,
+            encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::store, pe,
+                                               site_wire_offset(ctx, s, my_seen), n, 0, false),
+            what);
       }
-      proxy_push(ctx,
-                 encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::add, pe,
-                                                    ctx.heap_offset(s.arrivals), 1, 0, true),
-                 what);
+      proxy_push(
+          ctx,
+          encode_proxy_atomic<std::uint64_t>(ProxyOp::atomic, ProxyAmo::add, pe,
+                                             site_wire_offset(ctx, s, s.arrivals), 1, 0, true),
+          what);
       continue;
     }
     // For diagnostics only: which barrier this PE has entered, ordered before its arrival.
     if (my_seen != nullptr)
-      platform::atomic_store(translate(ctx, my_seen, pe, what), n, Sem::relaxed, Scope::system);
-    platform::atomic_fetch_add(translate(ctx, s.arrivals, pe, what), std::uint64_t{1}, Sem::release,
-                               Scope::system);
+      platform::atomic_store(site_word(ctx, s, my_seen, pe, what), n, Sem::relaxed, Scope::system);
+    platform::atomic_fetch_add(site_word(ctx, s, s.arrivals, pe, what), std::uint64_t{1},
+                               Sem::release, Scope::system);
   }
   barrier_wait(ctx, s, n, what);
 }

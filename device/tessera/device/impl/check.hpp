@@ -139,9 +139,8 @@ TESSERA_HOST_DEVICE inline void describe_allocation(Message& m, const Context& c
 TESSERA_HOST_DEVICE inline void broadcast_abort(const Context& ctx) {
   if (ctx.control_page == nullptr) return;
   const std::uint64_t word = encode_abort(ctx.my_pe, AbortReason::failed);
-  std::uint64_t* local = &ctx.control_page[Context::kAbortWord];
   for (int pe = 0; pe < ctx.n_pes; ++pe) {
-    std::uint64_t* remote = ctx.ptr(local, pe);
+    std::uint64_t* remote = ctx.control_word(Context::kAbortWord, pe);
     if (remote == nullptr) continue;
     platform::atomic_compare_exchange(remote, std::uint64_t{0}, word, Sem::relaxed, Scope::system);
   }
