@@ -34,7 +34,8 @@ def _triton_context(self, device=None):
     """The flat kernel context tessera.triton's functions take (``ctx``): a 1-D torch.int64
     tensor, laid out as ``tessera.TRITON_CONTEXT_WORDS`` (device/tessera/device/flat_context.hpp):
     this PE, the number of PEs, the heap size, the wait bound, the flags, the control page, the
-    proxy ring, the failure record and every PE's heap base as mapped here (0: another node).
+    proxy ring, the failure record, the control page's segment offset, every PE's heap base as
+    mapped here (0: another node), then every PE's control page as mapped here.
     It lives on ``device`` (default: where the heap is: the CPU on the host backend, this PE's GPU
     on a GPU backend). Make it once after init; it stays valid until finalize."""
     import torch
