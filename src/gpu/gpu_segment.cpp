@@ -105,8 +105,7 @@ class GpuHeapSegment final : public HeapSegment {
       copies_.zero_sync(base_, r.control_offset());
       copies_.zero_sync(control_memory_.get(), r.control_bytes());
       notes_.push_back(
-          "heap and control area are two allocations; an overrun of the heap by up "
-          "to " +
+          "heap and control area are two allocations; an overrun of the heap by up to " +
           std::to_string(r.hole_bytes) + " bytes lands in the unused hole after it");
     }
     char* const control = vmm_ ? base_ + r.control_offset() : control_memory_.get();
