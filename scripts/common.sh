@@ -78,24 +78,28 @@ tessera_compiler_cache() {
 }
 
 # Configures (the same settings as the `ci` preset in CMakePresets.json: Ninja, RelWithDebInfo,
-# warnings as errors) and builds into TESSERA_BUILD_DIR.
+# warnings as errors) and builds into TESSERA_BUILD_DIR: every target, or only the targets named
+# as arguments (scripts/demo). TESSERA_CMAKE_ARGS adds configure arguments.
 # The CUDA backend is AUTO: compiled (for sm_80 and sm_90) whenever nvcc is found, also on
 # machines without a GPU; TESSERA_ENABLE_CUDA=OFF skips it.
 tessera_build() {
-  local jobs="${TESSERA_BUILD_JOBS:-$(nproc)}"
+  local jobs="${TESSERA_BUILD_JOBS:-$(nproc)}" targets=() what="${*:-every target}"
+  (($# > 0)) && targets=(--target "$@")
   tessera_compiler_cache
   tessera_log "configuring and building in $TESSERA_BUILD_DIR"
+  local start=$SECONDS
   cmake -S "$TESSERA_ROOT" -B "$TESSERA_BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON \
     -DTESSERA_ENABLE_CUDA="${TESSERA_ENABLE_CUDA:-AUTO}" ${TESSERA_CMAKE_ARGS[@]+"${TESSERA_CMAKE_ARGS[@]}"}
-  local start=$SECONDS
-  cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
-  tessera_log "built in $((SECONDS - start)) s"
+  tessera_log "configured in $((SECONDS - start)) s"
+  start=$SECONDS
+  cmake --build "$TESSERA_BUILD_DIR" -j"$jobs" ${targets[@]+"${targets[@]}"}
+  tessera_log "built $what in $((SECONDS - start)) s"
   # torch and triton arrived while the build ran: configure again to register their tests.
   if tessera_python_env_wait; then
     start=$SECONDS
     cmake "$TESSERA_BUILD_DIR" >/dev/null
-    cmake --build "$TESSERA_BUILD_DIR" -j"$jobs"
+    cmake --build "$TESSERA_BUILD_DIR" -j"$jobs" ${targets[@]+"${targets[@]}"}
     tessera_log "configured again and built the torch and triton tests in $((SECONDS - start)) s"
   fi
   # Show which GPU code the build holds (nvcc's --generate-code flags), or that there is none.
