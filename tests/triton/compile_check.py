@@ -410,6 +410,16 @@ def _example_modules():
             for n in names]
 
 
+def selected_targets():
+    """The TARGETS names TESSERA_COMPILE_TARGETS lists (comma-separated), or all of them."""
+    names = [n for n in os.environ.get("TESSERA_COMPILE_TARGETS", "").split(",") if n]
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown:
+        raise SystemExit(f"TESSERA_COMPILE_TARGETS: unknown target(s) {unknown}; "
+                         f"known: {sorted(TARGETS)}")
+    return [n for n in TARGETS if n in names] if names else list(TARGETS)
+
+
 def _mutant_path(out_dir, tag):
     return os.path.join(out_dir, "mutants", f"sync_{tag}.py")
 
@@ -510,10 +520,16 @@ def main(argv):
         with open(os.path.join(out_dir, f"part.{argv[2]}.json"), "w") as f:
             json.dump(entries, f)
         return 0
-    # Two workers (the CUDA and the HIP target of each generation): one core each.
     prepare(out_dir)
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    groups = ["sm_90,gfx90a", "gfx942,sm_80"]
+    # TESSERA_COMPILE_TARGETS (comma-separated names of TARGETS): only those, in one worker (ctest
+    # runs one entry per target, side by side). Without it every target, in two workers (the CUDA
+    # and the HIP target of each generation): one core each.
+    chosen = selected_targets()
+    if len(chosen) < len(TARGETS):
+        groups = [",".join(chosen)]
+    else:
+        groups = ["sm_90,gfx90a", "gfx942,sm_80"]
     start = time.monotonic()
     workers = [subprocess.Popen([sys.executable, os.path.abspath(__file__), out_dir, g], env=env)
                for g in groups]
