@@ -607,7 +607,9 @@ void shmem_ctx_destroy(shmem_ctx_t ctx);
 /* The team the context was made from (SHMEM_TEAM_WORLD for ctx_create and the default); returns
  * 0, or nonzero and *team = SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID. */
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team);
-/* shmem_fence and shmem_quiet of one context. */
+/* shmem_fence and shmem_quiet of one context; on SHMEM_CTX_INVALID they perform no operation
+ * (OpenSHMEM 1.5), so PEs outside a team may call them on the context shmem_team_create_ctx
+ * gave them. */
 void shmem_ctx_fence(shmem_ctx_t ctx);
 void shmem_ctx_quiet(shmem_ctx_t ctx);
 

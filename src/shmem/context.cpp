@@ -154,6 +154,12 @@ void quiet_own(const char* routine, shmem_ctx_t ctx) {
 }  // namespace tessera::shmem
 
 void shmem_ctx_fence(shmem_ctx_t ctx) {
+  // OpenSHMEM 1.5: on SHMEM_CTX_INVALID (what PEs outside a team get from shmem_team_create_ctx)
+  // no operation is performed.
+  if (ctx == SHMEM_CTX_INVALID) {
+    ts::state("shmem_ctx_fence");
+    return;
+  }
   const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_fence", ctx);
   if (c.is_default) {
     shmem_fence();
@@ -165,6 +171,12 @@ void shmem_ctx_fence(shmem_ctx_t ctx) {
 }
 
 void shmem_ctx_quiet(shmem_ctx_t ctx) {
+  // OpenSHMEM 1.5: on SHMEM_CTX_INVALID (what PEs outside a team get from shmem_team_create_ctx)
+  // no operation is performed.
+  if (ctx == SHMEM_CTX_INVALID) {
+    ts::state("shmem_ctx_quiet");
+    return;
+  }
   const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_quiet", ctx);
   if (c.is_default) {
     shmem_quiet();

@@ -116,6 +116,15 @@ int main(void) {
     shmem_ctx_long_atomic_add(tctx, team_slot, 1 + me, (tme + 1) % tn);
     shmem_ctx_quiet(tctx);
     shmem_ctx_destroy(tctx);
+  } else {
+    /* Outside the team (the spec's team-context example): shmem_team_create_ctx gives
+     * SHMEM_CTX_INVALID, on which quiet, fence and destroy perform no operation. */
+    shmem_ctx_t none = SHMEM_CTX_DEFAULT;
+    check(shmem_team_create_ctx(odd, 0, &none) != 0 && none == SHMEM_CTX_INVALID,
+          "team_create_ctx outside the team did not give SHMEM_CTX_INVALID");
+    shmem_ctx_quiet(none);
+    shmem_ctx_fence(none);
+    shmem_ctx_destroy(none);
   }
   shmem_barrier_all();
   if (odd != SHMEM_TEAM_INVALID) {
