@@ -49,6 +49,13 @@ const tessera_shmem_ctx& usable_ctx(const char* routine, shmem_ctx_t ctx) {
   return *ctx;
 }
 
+// For the routines that perform no operation on SHMEM_CTX_INVALID (OpenSHMEM 1.5:
+// shmem_ctx_destroy, _fence and _quiet; PEs outside a team get that context from
+// shmem_team_create_ctx): nullptr for it, otherwise usable_ctx's context.
+const tessera_shmem_ctx* ctx_unless_invalid(const char* routine, shmem_ctx_t ctx) {
+  return ctx == SHMEM_CTX_INVALID ? nullptr : &usable_ctx(routine, ctx);
+}
+
 int make_ctx(const char* routine, shmem_team_t team, long options, shmem_ctx_t* out) {
   state(routine);
   if (out == nullptr) die(routine, "ctx is NULL");
@@ -121,9 +128,9 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx) {
 }
 
 void shmem_ctx_destroy(shmem_ctx_t ctx) {
-  if (ctx == SHMEM_CTX_INVALID) return;
-  const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_destroy", ctx);
-  if (c.is_default) ts::die("shmem_ctx_destroy", "SHMEM_CTX_DEFAULT cannot be destroyed");
+  const tessera_shmem_ctx* c = ts::ctx_unless_invalid("shmem_ctx_destroy", ctx);
+  if (c == nullptr) return;
+  if (c->is_default) ts::die("shmem_ctx_destroy", "SHMEM_CTX_DEFAULT cannot be destroyed");
   shmem_ctx_quiet(ctx);
   const std::lock_guard<std::mutex> lock(ts::g_contexts_mutex);
   ctx->live = false;
@@ -154,14 +161,9 @@ void quiet_own(const char* routine, shmem_ctx_t ctx) {
 }  // namespace tessera::shmem
 
 void shmem_ctx_fence(shmem_ctx_t ctx) {
-  // OpenSHMEM 1.5: on SHMEM_CTX_INVALID (what PEs outside a team get from shmem_team_create_ctx)
-  // no operation is performed.
-  if (ctx == SHMEM_CTX_INVALID) {
-    ts::state("shmem_ctx_fence");
-    return;
-  }
-  const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_fence", ctx);
-  if (c.is_default) {
+  const tessera_shmem_ctx* c = ts::ctx_unless_invalid("shmem_ctx_fence", ctx);
+  if (c == nullptr) return;
+  if (c->is_default) {
     shmem_fence();
     return;
   }
@@ -171,14 +173,9 @@ void shmem_ctx_fence(shmem_ctx_t ctx) {
 }
 
 void shmem_ctx_quiet(shmem_ctx_t ctx) {
-  // OpenSHMEM 1.5: on SHMEM_CTX_INVALID (what PEs outside a team get from shmem_team_create_ctx)
-  // no operation is performed.
-  if (ctx == SHMEM_CTX_INVALID) {
-    ts::state("shmem_ctx_quiet");
-    return;
-  }
-  const tessera_shmem_ctx& c = ts::usable_ctx("shmem_ctx_quiet", ctx);
-  if (c.is_default) {
+  const tessera_shmem_ctx* c = ts::ctx_unless_invalid("shmem_ctx_quiet", ctx);
+  if (c == nullptr) return;
+  if (c->is_default) {
     shmem_quiet();
     return;
   }
