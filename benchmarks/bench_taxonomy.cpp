@@ -362,7 +362,7 @@ std::unique_ptr<Workload> make_workload(OpKind op, BenchEnv& env, const GemmShap
 // and one communication-heavy shape: the extent the communicated matrix does not contain is
 // small (N for ag_gemm, which moves A = M x K; K for the others, which move C = M x N), so
 // moving the matrix costs about as much as the GEMM on a host core (measured at 4 PEs: MPI-unfused
-// takes 1.3-2.2x the GEMM alone on them, 0.9-1.1x on 1024^3 and 2048^3; docs/performance.md).
+// takes 1.3-2.2x the GEMM alone on them, 0.9-1.1x on 1024^3 and 2048^3; docs/perf/earlier-runs.md).
 std::vector<GemmShape> default_shapes(OpKind op) {
   const GemmShape heavy = op == OpKind::ag_gemm ? GemmShape{8192, 64, 1024}  //
                                                 : GemmShape{8192, 1024, 64};

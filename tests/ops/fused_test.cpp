@@ -484,7 +484,8 @@ TEST(Overlap, NamesAndParsing) {
   EXPECT_TRUE(ops::overlap_applies(OpKind::gemm_as, OverlapPattern::producer_consumer));
   EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_ar, 1024, 1024, 1024, 1, true),
             OverlapPattern::bulk_synchronous);
-  // The measured rule (docs/performance.md): bulk below the fusion threshold, then per op.
+  // The measured rule (docs/perf/earlier-runs.md, "taxonomy"): bulk below the fusion threshold,
+  // then per op.
   EXPECT_EQ(ops::resolve_overlap(OpKind::gemm_ar, 64, 64, 64, 4, true),
             OverlapPattern::bulk_synchronous);
   EXPECT_EQ(ops::resolve_overlap(OpKind::ag_gemm, 1024, 256, 1024, 4, true),

@@ -36,10 +36,10 @@ const char* to_string(AllReduceAlgo algo) noexcept;
 std::size_t size_of(Dtype dtype) noexcept;
 
 // The sizes (bytes per member) at which `automatic` switches from one-shot to two-shot and from
-// two-shot to the ring, measured on the host backend with 2 and 4 PEs (docs/performance.md):
-// below a few KiB every algorithm costs the launch and one round of signals, and one-shot has
-// the fewest steps; from there two-shot moves less; from about half a MiB the ring's pipeline of
-// neighbour-only steps touches the least memory at once and wins by 1.3-1.6x.
+// two-shot to the ring, measured on the host backend with 2 and 4 PEs (docs/perf/earlier-runs.md,
+// "all_reduce"): below a few KiB every algorithm costs the launch and one round of signals, and
+// one-shot has the fewest steps; from there two-shot moves less; from about half a MiB the ring's
+// pipeline of neighbour-only steps touches the least memory at once and wins by 1.3-1.6x.
 inline constexpr std::size_t kAllReduceTwoShotThreshold = std::size_t{8} << 10;
 // With a team of two, two-shot wins from 2 KiB: one-shot's one step saves a signal, but each PE
 // then reads the peer's whole buffer where two-shot reads half (2 PEs under mpirun: 4 KiB one-shot

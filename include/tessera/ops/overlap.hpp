@@ -46,9 +46,9 @@ bool overlap_applies(OpKind op, OverlapPattern pattern) noexcept;
 
 // Fused ops whose GEMM does fewer multiply-adds than this (m * n * k over the whole job) run
 // bulk-synchronous under `automatic`: the fusion threshold. Measured by tessera-bench taxonomy
-// (docs/performance.md): from 128^3 up the fused patterns beat bulk-synchronous at 4 PEs by
-// 1.15-1.88x, and bulk-synchronous won only 3 of 16 small cases at 2 PEs, by at most 4 %, so
-// the threshold sits just below 128^3 (2 Mi multiply-adds).
+// (docs/perf/earlier-runs.md, "taxonomy"): from 128^3 up the fused patterns beat
+// bulk-synchronous at 4 PEs by 1.15-1.88x, and bulk-synchronous won only 3 of 16 small cases at
+// 2 PEs, by at most 4 %, so the threshold sits just below 128^3 (2 Mi multiply-adds).
 inline constexpr double kFusionThresholdMacs = 2.0 * 1024 * 1024;
 
 // A fused GEMM op's tile of C (its options' tile_m x tile_n).
@@ -58,8 +58,8 @@ struct GemmTileShape {
 // The tile a fused GEMM op (ag_gemm, gemm_rs, gemm_ar, gemm_as) uses when its options leave
 // tile_m and tile_n at 0 (their default), each side at most C's. On the host backend every tile
 // is one BLAS call, which packs its A and B panels again: 64 x 256 tiles reached 0.74-0.92 of the
-// BLAS's sgemm (CPU time, 512^3-2048^3), 256 x 512 tiles 0.87-0.97 (docs/performance.md). On a
-// GPU backend a block's tile stays 64 x 256.
+// BLAS's sgemm (CPU time, 512^3-2048^3), 256 x 512 tiles 0.87-0.97 (docs/perf/earlier-runs.md). On
+// a GPU backend a block's tile stays 64 x 256.
 inline constexpr GemmTileShape kHostGemmTile{256, 512};
 inline constexpr GemmTileShape kGpuGemmTile{64, 256};
 // gemm_ar with a local k below this (fewer than 32 flops per byte it moves) runs
@@ -73,7 +73,7 @@ inline constexpr std::size_t kRmsnormFusionMaxBytes = std::size_t{256} << 10;
 // the order its constructor takes them; all_reduce_rmsnorm: m = rows, n = hidden, k = bytes per
 // element) over n_pes PEs, all_mapped telling whether every peer's heap is load/store reachable.
 // The rule, derived from tessera-bench taxonomy at 2 and 4 PEs on the host backend
-// (docs/performance.md, "Overlap taxonomy"):
+// (docs/perf/earlier-runs.md, "taxonomy"):
 //   one PE                        bulk_synchronous (nothing to overlap);
 //   a peer not mapped             not measured: the kernels the ops ran before patterns existed
 //                                 (ag_gemm, gemm_as workgroup_specialized; gemm_rs, gemm_ar,

@@ -24,8 +24,8 @@ enum class ReduceScatterAlgo {
 const char* to_string(ReduceScatterAlgo algo) noexcept;
 
 // The block size (bytes per member's block) from which `automatic` picks the ring, measured on the
-// host backend with 2 and 4 PEs (docs/performance.md, two noisy runs): from 512 KiB blocks the
-// ring is as fast as one_shot or up to 2.1x faster (neighbour-only writes, pipelined); below it
+// host backend with 2 and 4 PEs (docs/perf/earlier-runs.md, two noisy runs): from 512 KiB blocks
+// the ring is as fast as one_shot or up to 2.1x faster (neighbour-only writes, pipelined); below it
 // one_shot's single hop is as fast or faster (up to 2x at 32 KiB blocks).
 inline constexpr std::size_t kReduceScatterRingThreshold = std::size_t{512} << 10;
 
