@@ -10,6 +10,10 @@ namespace {
 
 // The variables of one call: ivars[i] is in the set unless status[i] is nonzero; it compares
 // with values[i] when `values` is given, else with `value`.
+// Where this thread's next test_any/wait_until_any scan begins (see WaitSet::any). Per thread,
+// so that SHMEM_THREAD_MULTIPLE callers need no lock; one counter for every set and type.
+thread_local std::size_t any_start = 0;
+
 template <class T>
 struct WaitSet {
   const char* routine;
@@ -34,9 +38,20 @@ struct WaitSet {
       if (active(i) && !satisfied(i)) return false;
     return true;
   }
+  // The first active, satisfied variable at or after this thread's rotating start, wrapping
+  // around; the start then moves past the one found. OpenSHMEM 1.5 asks that a series of
+  // _any calls eventually return every satisfied index: with all of them satisfied, n calls
+  // on the same set return each index once.
   std::size_t any() const {
-    for (std::size_t i = 0; i < n; ++i)
-      if (active(i) && satisfied(i)) return i;
+    if (n == 0) return SIZE_MAX;
+    const std::size_t start = any_start % n;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (start + k) % n;
+      if (active(i) && satisfied(i)) {
+        any_start = i + 1;
+        return i;
+      }
+    }
     return SIZE_MAX;
   }
   std::size_t some(std::size_t* indices) const {

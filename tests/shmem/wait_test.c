@@ -50,6 +50,38 @@ static void test_signed_order(void) {
   shmem_free(v);
 }
 
+/* With every one of the 4 ivars equal to 7, a series of _any calls must return each satisfied
+ * index (OpenSHMEM 1.5): 4 calls see all 4, with or without a status mask, for test_any,
+ * wait_until_any and their _vector forms; 3 calls with index 1 masked see the other 3. */
+static void expect_fair_any(int* ivars) {
+  int sevens[4] = {7, 7, 7, 7};
+  int masked[4] = {0, 1, 0, 0};
+  for (int form = 0; form < 4; ++form) {
+    int seen[4] = {0, 0, 0, 0};
+    for (int call = 0; call < 4; ++call) {
+      size_t i = form == 0   ? shmem_int_test_any(ivars, 4, NULL, SHMEM_CMP_EQ, 7)
+                 : form == 1 ? shmem_int_wait_until_any(ivars, 4, NULL, SHMEM_CMP_EQ, 7)
+                 : form == 2
+                     ? shmem_int_test_any_vector(ivars, 4, NULL, SHMEM_CMP_EQ, sevens)
+                     : shmem_int_wait_until_any_vector(ivars, 4, NULL, SHMEM_CMP_EQ, sevens);
+      check(i < 4, "any form %d returned %zu with all set", form, i);
+      if (i < 4) seen[i] = 1;
+    }
+    check(seen[0] && seen[1] && seen[2] && seen[3],
+          "4 calls of any form %d with all set returned only indices {%s%s%s%s}", form,
+          seen[0] ? " 0" : "", seen[1] ? " 1" : "", seen[2] ? " 2" : "", seen[3] ? " 3" : "");
+    int seen_masked[4] = {0, 0, 0, 0};
+    for (int call = 0; call < 3; ++call) {
+      size_t i = form % 2 == 0 ? shmem_int_test_any(ivars, 4, masked, SHMEM_CMP_EQ, 7)
+                               : shmem_int_wait_until_any(ivars, 4, masked, SHMEM_CMP_EQ, 7);
+      check(i < 4 && i != 1, "any form %d returned %zu with index 1 masked", form, i);
+      if (i < 4) seen_masked[i] = 1;
+    }
+    check(seen_masked[0] && seen_masked[2] && seen_masked[3],
+          "3 calls of any form %d with index 1 masked missed one of 0, 2, 3", form);
+  }
+}
+
 /* The set forms on 4 ints. The left neighbour sets ivars[2] = 7, later all of them. */
 static void test_sets(void) {
   const int me = shmem_my_pe(), n = shmem_n_pes();
@@ -86,6 +118,7 @@ static void test_sets(void) {
   check(shmem_int_test_all(ivars, 4, NULL, SHMEM_CMP_GE, 7) == 1, "test_all after all set");
   count = shmem_int_test_some(ivars, 4, indices, NULL, SHMEM_CMP_EQ, 7);
   check(count == 4 && indices[3] == 3, "test_some after all set: %zu", count);
+  expect_fair_any(ivars);
   shmem_barrier_all();
 
   /* _vector: ivars[i] compared with values[i]. */
