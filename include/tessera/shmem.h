@@ -1011,6 +1011,40 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
 #define shmem_test_some_vector(ivars, ...) \
   TESSERA_SHMEM_SYNC_GENERIC(test_some_vector, *(ivars))(ivars, __VA_ARGS__)
 
+/* The deprecated generic AMO names of OpenSHMEM 1.3 (1.5 Annex "Deprecated API"), each the
+ * pre-1.4 typed name picked by what the first argument points to: shmem_fetch, shmem_set and
+ * shmem_swap for int, long, long long, float, double; shmem_cswap, shmem_finc, shmem_inc,
+ * shmem_fadd and shmem_add for int, long, long long. No context forms, as in 1.3. */
+/* clang-format off */
+#define TESSERA_SHMEM_OLD_EXTENDED_AMO_GENERIC(OP, X) \
+  _Generic((X),                                       \
+    int: shmem_int_##OP,                              \
+    long: shmem_long_##OP,                            \
+    long long: shmem_longlong_##OP,                   \
+    float: shmem_float_##OP,                          \
+    double: shmem_double_##OP)
+
+#define TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(OP, X) \
+  _Generic((X),                                       \
+    int: shmem_int_##OP,                              \
+    long: shmem_long_##OP,                            \
+    long long: shmem_longlong_##OP)
+/* clang-format on */
+
+#define shmem_fetch(source, ...) \
+  TESSERA_SHMEM_OLD_EXTENDED_AMO_GENERIC(fetch, *(source))(source, __VA_ARGS__)
+#define shmem_set(dest, ...) TESSERA_SHMEM_OLD_EXTENDED_AMO_GENERIC(set, *(dest))(dest, __VA_ARGS__)
+#define shmem_swap(dest, ...) \
+  TESSERA_SHMEM_OLD_EXTENDED_AMO_GENERIC(swap, *(dest))(dest, __VA_ARGS__)
+#define shmem_cswap(dest, ...) \
+  TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(cswap, *(dest))(dest, __VA_ARGS__)
+#define shmem_finc(dest, ...) \
+  TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(finc, *(dest))(dest, __VA_ARGS__)
+#define shmem_inc(dest, ...) TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(inc, *(dest))(dest, __VA_ARGS__)
+#define shmem_fadd(dest, ...) \
+  TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(fadd, *(dest))(dest, __VA_ARGS__)
+#define shmem_add(dest, ...) TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(add, *(dest))(dest, __VA_ARGS__)
+
 /* clang-format off */
 #define TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(OP, X) \
   _Generic((X),                                     \

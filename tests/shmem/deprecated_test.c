@@ -1,7 +1,7 @@
 /* The deprecated API of OpenSHMEM 1.5 (Annex "Deprecated API"), as older programs and benchmark
- * suites call it: start_pes, _my_pe, _num_pes, shmalloc/shfree, the pre-1.4 AMO names, and the
- * active-set collectives with their pSync arrays and constants, on the whole job and on the
- * even PEs (logPE_stride 1). */
+ * suites call it: start_pes, _my_pe, _num_pes, shmalloc/shfree, the pre-1.4 AMO names (typed and
+ * the C11 generics), and the active-set collectives with their pSync arrays and constants, on the
+ * whole job and on the even PEs (logPE_stride 1). */
 #include <stdint.h>
 #include <string.h>
 
@@ -9,6 +9,50 @@
 
 static long psync[SHMEM_REDUCE_SYNC_SIZE > SHMEM_BCAST_SYNC_SIZE ? SHMEM_REDUCE_SYNC_SIZE
                                                                  : SHMEM_BCAST_SYNC_SIZE];
+
+/* The deprecated C11 generic AMO names, each on the types 1.3 gave it: every PE adds 5 to PE 0's
+ * long long and 2 to its int, and PE 0 checks the sums, then set/swap/fetch on float and double
+ * and cswap on long (a const pointer for fetch, as its typed form takes). */
+static void test_old_generics(int me, int n) {
+  long long* ll = (long long*)shmalloc(sizeof(long long));
+  int* iv = (int*)shmalloc(sizeof(int));
+  long* lv = (long*)shmalloc(sizeof(long));
+  float* fv = (float*)shmalloc(sizeof(float));
+  double* dv = (double*)shmalloc(sizeof(double));
+  *ll = 0;
+  *iv = 0;
+  *lv = 0;
+  *fv = 0.0f;
+  *dv = 0.0;
+  shmem_barrier_all();
+  shmem_add(ll, 2LL, 0);
+  shmem_inc(ll, 0);
+  check(shmem_fadd(ll, 1LL, 0) >= 0, "generic fadd returned a negative old value");
+  check(shmem_finc(ll, 0) >= 0, "generic finc returned a negative old value");
+  shmem_inc(iv, 0);
+  check(shmem_finc(iv, 0) >= 0, "generic int finc returned a negative old value");
+  shmem_barrier_all();
+  if (me == 0) {
+    const long long* cll = ll;
+    check(shmem_fetch(cll, 0) == 5LL * n, "generic add/inc/fadd/finc on long long gave %lld",
+          shmem_fetch(cll, 0));
+    check(shmem_fetch(iv, 0) == 2 * n, "generic inc/finc on int gave %d", shmem_fetch(iv, 0));
+    shmem_set(fv, 1.5f, 0);
+    check(shmem_swap(fv, 3.0f, 0) == 1.5f, "generic float swap did not return 1.5");
+    check(shmem_fetch(fv, 0) == 3.0f, "generic float fetch did not see 3");
+    shmem_set(dv, 0.25, 0);
+    check(shmem_swap(dv, 8.0, 0) == 0.25, "generic double swap did not return 0.25");
+    check(shmem_cswap(lv, 0L, 7L, 0) == 0L, "generic long cswap did not return 0");
+    check(shmem_cswap(lv, 0L, 9L, 0) == 7L, "generic long cswap with a false cond swapped");
+    check(shmem_fetch(lv, 0) == 7L && shmem_fetch(dv, 0) == 8.0, "generic long/double fetch");
+  }
+  shmem_barrier_all();
+  shfree(dv);
+  shfree(fv);
+  shfree(lv);
+  shfree(iv);
+  shfree(ll);
+}
 
 int main(void) {
   start_pes(0);
@@ -44,6 +88,8 @@ int main(void) {
     check(shmem_long_fetch(lv, 0) == 1, "long cswap did not store 1");
   }
   shmem_barrier_all();
+
+  test_old_generics(me, n);
 
   /* The pre-1.4 waits: PE 0 waits for every other PE's store (shmem_wait) and each other PE
    * for PE 0's answer (shmem_int_wait). */
