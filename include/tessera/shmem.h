@@ -1136,6 +1136,57 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
 
 #ifdef __cplusplus
 } /* extern "C" */
-#endif
+
+/* From C++ the complex reductions also take C's complex types, as code shared with C (or written
+ * against another OpenSHMEM) passes them: `double _Complex*` and `float _Complex*`, a GNU
+ * extension in C++ that g++ and clang accept, forwarded to the std::complex routines (the same
+ * layout: two T, real first). They are templates that only C's complex type of their routine
+ * instantiates, so a call with std::complex pointers, or NULL, still means the routine above. */
+#if defined(__GNUC__)
+__extension__ typedef double _Complex tessera_shmem_c_complexd;
+__extension__ typedef float _Complex tessera_shmem_c_complexf;
+/* tessera_shmem_if_c<T, C>::type is R when T is C (else no member: the overload drops out). */
+template <class T, class C, class R>
+struct tessera_shmem_if_c {};
+template <class C, class R>
+struct tessera_shmem_if_c<C, C, R> {
+  typedef R type;
+};
+
+#define TESSERA_SHMEM_C_COMPLEX_REDUCE(NAME, OP)                                                \
+  template <class T>                                                                            \
+  inline typename tessera_shmem_if_c<T, tessera_shmem_c_##NAME, int>::type shmem_##NAME##_##OP( \
+      shmem_team_t team, T* dest, const T* source, size_t nreduce) {                            \
+    return shmem_##NAME##_##OP(team, reinterpret_cast<TESSERA_SHMEM_##NAME##_CXX*>(dest),       \
+                               reinterpret_cast<const TESSERA_SHMEM_##NAME##_CXX*>(source),     \
+                               nreduce);                                                        \
+  }
+/* pWrk is not used (see the active-set collectives): any pointer or NULL. */
+#define TESSERA_SHMEM_C_COMPLEX_TO_ALL(NAME, OP)                                              \
+  template <class T>                                                                          \
+  inline typename tessera_shmem_if_c<T, tessera_shmem_c_##NAME, void>::type                   \
+      shmem_##NAME##_##OP##_to_all(T* dest, const T* source, int nreduce, int PE_start,       \
+                                   int logPE_stride, int PE_size, void* pWrk, long* pSync) {  \
+    shmem_##NAME##_##OP##_to_all(reinterpret_cast<TESSERA_SHMEM_##NAME##_CXX*>(dest),         \
+                                 reinterpret_cast<const TESSERA_SHMEM_##NAME##_CXX*>(source), \
+                                 nreduce, PE_start, logPE_stride, PE_size,                    \
+                                 static_cast<TESSERA_SHMEM_##NAME##_CXX*>(pWrk), pSync);      \
+  }
+#define TESSERA_SHMEM_complexd_CXX TESSERA_SHMEM_COMPLEXD
+#define TESSERA_SHMEM_complexf_CXX TESSERA_SHMEM_COMPLEXF
+TESSERA_SHMEM_C_COMPLEX_REDUCE(complexd, sum_reduce)
+TESSERA_SHMEM_C_COMPLEX_REDUCE(complexd, prod_reduce)
+TESSERA_SHMEM_C_COMPLEX_REDUCE(complexf, sum_reduce)
+TESSERA_SHMEM_C_COMPLEX_REDUCE(complexf, prod_reduce)
+TESSERA_SHMEM_C_COMPLEX_TO_ALL(complexd, sum)
+TESSERA_SHMEM_C_COMPLEX_TO_ALL(complexd, prod)
+TESSERA_SHMEM_C_COMPLEX_TO_ALL(complexf, sum)
+TESSERA_SHMEM_C_COMPLEX_TO_ALL(complexf, prod)
+#undef TESSERA_SHMEM_complexd_CXX
+#undef TESSERA_SHMEM_complexf_CXX
+#undef TESSERA_SHMEM_C_COMPLEX_REDUCE
+#undef TESSERA_SHMEM_C_COMPLEX_TO_ALL
+#endif /* __GNUC__ */
+#endif /* __cplusplus */
 
 #endif /* TESSERA_SHMEM_H */
