@@ -193,6 +193,100 @@ def _(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
     return a.new_empty((a.shape[0], b.shape[1] * _runtime(rt_handle).n_pes), dtype=_torch.float32)
 
 
+@_torch.library.custom_op("tessera::all_gather_rows", mutates_args=())
+def _all_gather_rows(x: _torch.Tensor, rt_handle: int) -> _torch.Tensor:
+    """Every PE's x stacked by rows, (n_pes * rows, *rest), as a new tensor: x (any memory) is
+    gathered into a heap staging buffer cached per shape (freed by release), then copied out."""
+    rt = _runtime(rt_handle)
+    key = ("all_gather_rows", rt_handle, tuple(x.shape), _dtype_name(x.dtype))
+    staging = _AG_GEMMS.get(key)
+    if staging is None:  # collective: every PE gathers the same shapes in the same order
+        staging = _AG_GEMMS[key] = rt.empty((rt.n_pes, *x.shape), _dtype_name(x.dtype))
+    recv = _torch.from_dlpack(staging)
+    _ops.all_gather(rt, x.detach().contiguous(), recv)
+    rt.synchronize()
+    return recv.reshape(rt.n_pes * x.shape[0], *x.shape[1:]).clone()
+
+
+@_all_gather_rows.register_fake
+def _(x, rt_handle):
+    return x.new_empty((x.shape[0] * _runtime(rt_handle).n_pes, *x.shape[1:]))
+
+
+# ---- autograd of the fused GEMMs ----------------------------------------------------------------
+# Each PE's inputs are its own tensors, and each backward gives the gradient of that PE's inputs.
+# A sharded output (ag_gemm's and gemm_rs's C) has a gradient of its own on every PE, so those
+# backwards communicate, through Tessera's fused ops (ag_gemm <-> gemm_rs), with the "auto"
+# pattern whatever the forward used. A replicated output (gemm_ar's and gemm_as's C, the same on
+# every PE) follows the tensor-parallel convention: its gradient is the same on every PE (every PE
+# holds the same loss), so those backwards are local; where an input is one logical tensor held by
+# every PE, summing its gradient across PEs is the caller's (as Megatron's f operator does).
+# Gradients come back in the inputs' dtypes (the GEMMs run in fp32).
+
+
+def _save_gemm_inputs(ctx, inputs, output):
+    a, b, rt_handle = inputs[0], inputs[1], inputs[2]
+    ctx.save_for_backward(a, b)
+    ctx.rt_handle = rt_handle
+
+
+def _fp32_t(x: _torch.Tensor) -> _torch.Tensor:
+    return x.detach().t().to(_torch.float32).contiguous()
+
+
+def _ag_gemm_backward(ctx, grad_c):
+    # C = all_gather(A) @ B: dA_shard = reduce_scatter(dC @ B^T) (gemm_rs); dB = all_gather(A)^T @ dC.
+    a_shard, b = ctx.saved_tensors
+    g = grad_c.contiguous()
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = _torch.ops.tessera.gemm_rs(g, _fp32_t(b), ctx.rt_handle).to(a_shard.dtype)
+    if ctx.needs_input_grad[1]:
+        a_full = _torch.ops.tessera.all_gather_rows(a_shard.detach().contiguous(), ctx.rt_handle)
+        grad_b = (a_full.t().to(_torch.float32) @ g).to(b.dtype)
+    return grad_a, grad_b, None, None, None, None
+
+
+def _gemm_rs_backward(ctx, grad_c):
+    # C_shard = reduce_scatter(A @ B): dA = all_gather(dC) @ B^T (ag_gemm); dB = A^T @ all_gather(dC).
+    a, b = ctx.saved_tensors
+    g = grad_c.contiguous()
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = _torch.ops.tessera.ag_gemm(g, _fp32_t(b), ctx.rt_handle).to(a.dtype)
+    if ctx.needs_input_grad[1]:
+        g_full = _torch.ops.tessera.all_gather_rows(g, ctx.rt_handle)
+        grad_b = (_fp32_t(a) @ g_full).to(b.dtype)
+    return grad_a, grad_b, None, None, None, None
+
+
+def _gemm_ar_backward(ctx, grad_c):
+    # C = sum over PEs of A_p @ B_p, replicated: dA_p = dC @ B_p^T, dB_p = A_p^T @ dC (local).
+    a, b = ctx.saved_tensors
+    g = grad_c.contiguous()
+    grad_a = (g @ _fp32_t(b)).to(a.dtype) if ctx.needs_input_grad[0] else None
+    grad_b = (_fp32_t(a) @ g).to(b.dtype) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b, None, None, None, None
+
+
+def _gemm_as_backward(ctx, grad_c):
+    # C = [A_0 @ B_0 ... A_{P-1} @ B_{P-1}], replicated: this PE's columns dC_p give
+    # dA_p = dC_p @ B_p^T and dB_p = A_p^T @ dC_p (local).
+    a, b = ctx.saved_tensors
+    n_local = b.shape[1]
+    pe = _runtime(ctx.rt_handle).pe
+    g_mine = grad_c[:, pe * n_local:(pe + 1) * n_local].contiguous()
+    grad_a = (g_mine @ _fp32_t(b)).to(a.dtype) if ctx.needs_input_grad[0] else None
+    grad_b = (_fp32_t(a) @ g_mine).to(b.dtype) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b, None, None, None, None
+
+
+_ag_gemm.register_autograd(_ag_gemm_backward, setup_context=_save_gemm_inputs)
+_gemm_rs.register_autograd(_gemm_rs_backward, setup_context=_save_gemm_inputs)
+_gemm_ar.register_autograd(_gemm_ar_backward, setup_context=_save_gemm_inputs)
+_gemm_as.register_autograd(_gemm_as_backward, setup_context=_save_gemm_inputs)
+
+
 @_torch.library.custom_op("tessera::reduce_scatter_", mutates_args=("recv",))
 def _reduce_scatter(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int, op: str = "sum",
                     algo: str = "auto", team: int = 0) -> None:

@@ -206,3 +206,114 @@ def test_new_fake_impls_give_the_shapes(rt):
         assert torch.ops.tessera.broadcast_(None, s, h, 0) is None
         cnt = torch.empty(p, dtype=torch.int64)
         assert torch.ops.tessera.all_to_all_v_(s, cnt, s, cnt, cnt, h) is None
+
+
+def _normal(seed, *shape):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def _fused_gemm_case(rt, name):
+    """Every PE's inputs a_q, b_q and output gradient g_q (float64, the same on every PE by seed),
+    the op to call, and the float64 reference: the output each PE sees as a function of every PE's
+    inputs, and the loss whose gradient the op's backward gives (sharded outputs: the sum over PEs
+    of <g_q, C_q>; replicated outputs: <g, C>, the same on every PE)."""
+    p, r, k, n = rt.n_pes, 3, 8, 6
+    if name == "ag_gemm":  # C_q = all_gather(A) @ B_q
+        a = [_normal(q, r, k) for q in range(p)]
+        b = [_normal(100 + q, k, n) for q in range(p)]
+        g = [_normal(200 + q, p * r, n) for q in range(p)]
+        out = lambda a, b, q: torch.cat(a) @ b[q]
+    elif name == "gemm_rs":  # C_q = rows q of sum over PEs of A_s @ B_s
+        a = [_normal(q, p * r, k) for q in range(p)]
+        b = [_normal(100 + q, k, n) for q in range(p)]
+        g = [_normal(200 + q, r, n) for q in range(p)]
+        out = lambda a, b, q: sum(a[s] @ b[s] for s in range(p))[q * r:(q + 1) * r]
+    elif name == "gemm_ar":  # C = sum over PEs of A_s @ B_s, replicated
+        a = [_normal(q, r, k) for q in range(p)]
+        b = [_normal(100 + q, k, n) for q in range(p)]
+        g = [_normal(200, r, n)] * p
+        out = lambda a, b, q: sum(a[s] @ b[s] for s in range(p))
+    else:  # gemm_as: C = [A_0 @ B_0 ... A_{P-1} @ B_{P-1}], replicated
+        a = [_normal(q, r, k) for q in range(p)]
+        b = [_normal(100 + q, k, n) for q in range(p)]
+        g = [_normal(200, r, n * p)] * p
+        out = lambda a, b, q: torch.cat([a[s] @ b[s] for s in range(p)], dim=1)
+    return a, b, g, out, getattr(tt, name)
+
+
+def _reference_grads(rt, a, b, g, out, replicated):
+    a64 = [x.clone().requires_grad_() for x in a]
+    b64 = [x.clone().requires_grad_() for x in b]
+    if replicated:
+        loss = (out(a64, b64, 0) * g[0]).sum()
+    else:
+        loss = sum((out(a64, b64, q) * g[q]).sum() for q in range(rt.n_pes))
+    loss.backward()
+    return a64[rt.pe].grad, b64[rt.pe].grad
+
+
+@pytest.mark.parametrize("name", ["ag_gemm", "gemm_rs", "gemm_ar", "gemm_as"])
+def test_fused_gemm_backward_matches_float64_autograd(rt, mapped, name):
+    """The autograd of the fused GEMMs in float32 against torch's float64 autograd of the same
+    function of every PE's inputs (the ops have no float64: gradcheck's own float64 check does not
+    apply), eagerly; the gradients keep the inputs' dtype (bfloat16 too)."""
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here: GemmAr's and GemmRs's auto pattern may need it")
+    a, b, g, out, op = _fused_gemm_case(rt, name)
+    me = rt.pe
+    want_a, want_b = _reference_grads(rt, a, b, g, out, name in ("gemm_ar", "gemm_as"))
+    x = a[me].float().requires_grad_()
+    w = b[me].float().requires_grad_()
+    c = op(rt, x, w)
+    torch.testing.assert_close(c.double(), out(a, b, me), rtol=1e-4, atol=1e-4)
+    c.backward(g[me].float())
+    torch.testing.assert_close(x.grad.double(), want_a, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(w.grad.double(), want_b, rtol=1e-4, atol=1e-4)
+    # Only the weight's gradient (the activation frozen), and bfloat16 inputs.
+    xb = a[me].to(torch.bfloat16)
+    wb = b[me].to(torch.bfloat16).requires_grad_()
+    op(rt, xb, wb).backward(g[me].float())
+    assert wb.grad.dtype == torch.bfloat16 and xb.grad is None
+    torch.testing.assert_close(wb.grad.double(), want_b, rtol=3e-2, atol=6e-2)
+    rt.barrier()
+    tt.release(rt)
+
+
+def test_fused_gemm_backward_under_torch_compile(rt, mapped):
+    """ag_gemm then gemm_rs (a tensor-parallel MLP's up and down projections) compiled with
+    aot_autograd (backend aot_eager: the backward graph is traced through the fake impls) give
+    eager's gradients."""
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here: GemmRs's auto pattern may need it")
+    p, me, r, k, n = rt.n_pes, rt.pe, 2, 8, 4
+    x0 = _normal(me, r, k).float()
+    w1_0 = _normal(50 + me, k, n).float()
+    w2_0 = _normal(90 + me, n, k).float()
+    h = tt.handle(rt)
+
+    def mlp(x, w1, w2):
+        up = torch.ops.tessera.ag_gemm(x, w1, h, "auto", "auto", 1)  # (p r, n): this PE's columns
+        return torch.ops.tessera.gemm_rs(torch.relu(up), w2, h, "auto", "auto", 1)  # (r, k)
+
+    grads = []
+    for f in (mlp, torch.compile(mlp, backend="aot_eager", fullgraph=True)):
+        x, w1, w2 = (t.clone().requires_grad_() for t in (x0, w1_0, w2_0))
+        (f(x, w1, w2) ** 2).sum().backward()
+        grads.append((x.grad, w1.grad, w2.grad))
+    for eager, compiled in zip(*grads):
+        torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5)
+    rt.barrier()
+    tt.release(rt)
+
+
+def test_all_gather_rows_stacks_every_pe_and_stages_ordinary_tensors(rt, mapped):
+    if not mapped:
+        pytest.skip("a peer's heap is not mapped here (another node)")
+    x = torch.full((2, 3), float(rt.pe))  # ordinary memory: staged through the heap
+    y = torch.ops.tessera.all_gather_rows(x, tt.handle(rt))
+    assert y.shape == (2 * rt.n_pes, 3)
+    assert torch.equal(y, torch.arange(rt.n_pes, dtype=torch.float32).repeat_interleave(2)[:, None].expand(-1, 3))
+    z = torch.ops.tessera.all_gather_rows(x + 1, tt.handle(rt))  # the cached staging buffer, reused
+    assert torch.equal(z, y + 1) and torch.equal(y[0], torch.zeros(3))
+    rt.barrier()
+    tt.release(rt)
