@@ -42,12 +42,23 @@ if(TESSERA_HAVE_CUDA)
     message(FATAL_ERROR "the CUDA backend needs CUDA >= 12.5 (cudaGetDriverEntryPointByVersion), "
                         "found ${CMAKE_CUDA_COMPILER_VERSION}")
   endif()
+  # Device code optimised (the default), or, OFF, compiled to be checked only: cicc at -O1 and
+  # ptxas at -O0 still parse, instantiate and assemble every kernel (inline PTX included) for every
+  # architecture, in about half of the optimising time (src/ops/broadcast.cpp: 45 s against 23 s
+  # of CPU). For builds that run no GPU code: scripts/test turns it off where no GPU is visible.
+  option(TESSERA_CUDA_DEVICE_OPT "Optimise CUDA device code (OFF: compile it to check it only)" ON)
+  set(_tessera_device_code "optimised")
+  if(NOT TESSERA_CUDA_DEVICE_OPT)
+    add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:SHELL:-Xcicc -O1>"
+                        "$<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=-O0>")
+    set(_tessera_device_code "compiled to be checked only (TESSERA_CUDA_DEVICE_OPT=OFF)")
+  endif()
   set(_tessera_sms ${CMAKE_CUDA_ARCHITECTURES})
   list(TRANSFORM _tessera_sms PREPEND "sm_")
   list(JOIN _tessera_sms " " _tessera_sms)
   message(STATUS "tessera: CUDA ${CMAKE_CUDA_COMPILER_VERSION} (${CMAKE_CUDA_COMPILER}), "
                  "compiling for ${_tessera_sms}, cudart static, driver API via "
-                 "cudaGetDriverEntryPoint")
+                 "cudaGetDriverEntryPoint, device code ${_tessera_device_code}")
 endif()
 
 # tessera_cuda_shared_ptx([SASS_LAST] <target>...): the targets' CUDA sources are compiled to
