@@ -179,6 +179,13 @@ def _is_avg(op) -> bool:
     return kind == _dist.ReduceOp.AVG
 
 
+def _copy(dst: _torch.Tensor, src: _torch.Tensor) -> None:
+    """dst[:] = src (contiguous, same dtype and size) as one memcpy on this thread: torch's copy_
+    splits a large copy over its intra-op threads, which then compete with the peers' processes
+    spinning in their next call (on 2 cores a 1 MiB copy took 4.9 ms that way, 0.1 ms this way)."""
+    _np.copyto(dst.detach().view(-1).view(_torch.uint8).numpy(), src.detach().view(-1).view(_torch.uint8).numpy())
+
+
 def _check(t: _torch.Tensor, what: str) -> None:
     if t.device.type != "cpu":
         _fail(f"{what} is on {t.device}; this backend moves CPU tensors (give the device another "
@@ -272,7 +279,7 @@ class ProcessGroupTessera(_C10dBackend):
                 continue
             recv = self._buffer(t.numel(), t.dtype)
             self._run(lambda: _ops.all_reduce(self._rt, t.view(-1), recv, op=op))
-            t.view(-1).copy_(recv)
+            _copy(t, recv)
             if _is_avg(opts.reduceOp):
                 t.div_(self._rt.n_pes)
         return _done(tensors)
@@ -292,7 +299,7 @@ class ProcessGroupTessera(_C10dBackend):
             return _done([output])
         recv = self._buffer(output.numel(), input.dtype)
         self._run(lambda: _ops.all_gather(self._rt, input.view(-1), recv.view(n, -1)))
-        output.view(-1).copy_(recv)
+        _copy(output, recv)
         return _done([output])
 
     def allgather(self, output_tensors, input_tensors, opts):
@@ -319,7 +326,7 @@ class ProcessGroupTessera(_C10dBackend):
             return _done([output])
         recv = self._buffer(output.numel(), input.dtype)
         self._run(lambda: _ops.reduce_scatter(self._rt, input.view(-1), recv, op=op))
-        output.view(-1).copy_(recv)
+        _copy(output, recv)
         if _is_avg(opts.reduceOp):
             output.div_(n)
         return _done([output])
@@ -342,7 +349,7 @@ class ProcessGroupTessera(_C10dBackend):
             send = t.view(-1) if self._rt.pe == root else None
             self._run(lambda: _ops.broadcast(self._rt, send, recv, root=root))
             if self._rt.pe != root:
-                t.view(-1).copy_(recv)
+                _copy(t, recv)
         return _done(tensors)
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts):
@@ -360,7 +367,7 @@ class ProcessGroupTessera(_C10dBackend):
                 return _done([output])
             recv = self._buffer(output.numel(), input.dtype)
             self._run(lambda: _ops.all_to_all(self._rt, input.view(-1), recv))
-            output.view(-1).copy_(recv)
+            _copy(output, recv)
             return _done([output])
         row_in = input[0].numel() if input.dim() > 0 and input.shape[0] else 1
         row_out = output[0].numel() if output.dim() > 0 and output.shape[0] else 1
@@ -381,7 +388,7 @@ class ProcessGroupTessera(_C10dBackend):
         if recv_counts.tolist() != expected:
             _fail(f"all_to_all_single: rank {self._rt.pe} expected {expected} elements from the "
                   f"ranks (output_split_sizes), they sent {recv_counts.tolist()}")
-        output.view(-1).copy_(recv)
+        _copy(output, recv)
         return _done([output])
 
     def alltoall(self, output_tensors, input_tensors, opts):
@@ -460,7 +467,7 @@ class ProcessGroupTessera(_C10dBackend):
                               f"{nbytes} ({tuple(t.shape)} {t.dtype})")
                     part = data[c * P2P_SLOT_BYTES:(c + 1) * P2P_SLOT_BYTES]
                     if part.numel():
-                        part.copy_(_torch.from_dlpack(slots)[src, :part.numel()])
+                        _copy(part, _torch.from_dlpack(slots)[src, :part.numel()])
                     self._received[src] += 1
                     self._rt.signal(_np.from_dlpack(credit)[me:me + 1], self._received[src], src)
         return _done(tensors)

@@ -20,6 +20,13 @@ def test_bench_rows_carry_the_tessera_bench_fields():
     assert {("python_overhead", "barrier"), ("python_overhead", "all_gather"),
             ("python_all_gather", "numpy"), ("python_all_to_all", "put_exchange"),
             ("python_all_to_all", "ops")} <= benches
+    try:
+        import torch  # noqa: F401  (the c10d rows need torch and gloo)
+    except ImportError:
+        torch = None
+    if torch is not None and rows[0]["pes"] > 1:
+        assert {("python_all_reduce", "c10d_float32"), ("python_all_reduce", "symmetric_bfloat16"),
+                ("python_ddp_step", "mlp_10m")} <= benches, benches
     for r in rows:
         assert list(r)[: len(FIELDS)] == FIELDS, r
         assert r["time_us"] > 0 and r["iters"] == 2 and r["pes"] >= 1, r
