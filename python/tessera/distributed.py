@@ -25,7 +25,6 @@ import secrets
 import socket
 import threading
 import weakref
-from typing import Optional
 
 import numpy as _np
 import torch as _torch
@@ -211,6 +210,8 @@ class ProcessGroupTessera(_C10dBackend):
         n = rt.n_pes  # the send/recv buffers: every member makes the group together
         self._p2p = (rt.zeros((n, P2P_SLOT_BYTES), "uint8"), rt.zeros((n,), "uint64"),
                      rt.zeros((n,), "uint64"), rt.zeros((n, 2), "uint64"))
+        # Their NumPy views (slots, ready, credit, header), made once: send/recv index them.
+        self._mail = tuple(_np.from_dlpack(a) for a in self._p2p)
         self._sent = [0] * rt.n_pes  # messages chunks sent to / received from each PE
         self._received = [0] * rt.n_pes
         self._closed = False
@@ -427,49 +428,45 @@ class ProcessGroupTessera(_C10dBackend):
     # receiver has taken the previous one, then raises ready; the receiver copies it out and
     # raises the sender's credit. Messages between a pair arrive in the order they were sent,
     # whatever their tags; a message of up to one slot is buffered (send returns before recv).
-    def _mailboxes(self):
-        return self._p2p
+    @staticmethod
+    def _chunks(t: _torch.Tensor, what: str):
+        """t's bytes in slot-sized pieces (one empty piece for an empty tensor): (index, piece)."""
+        _check(t, what)
+        data = t.view(-1).view(_torch.uint8)
+        for c in range(max(1, -(-data.numel() // P2P_SLOT_BYTES))):
+            yield c, data[c * P2P_SLOT_BYTES:(c + 1) * P2P_SLOT_BYTES]
 
     def send(self, tensors, dst, tag):
-        slots, ready, credit, header = self._mailboxes()
+        slots, ready, credit, header = self._mail
         me = self._rt.pe
-        for t in tensors:
-            _check(t, "send's tensor")
-            data = t.view(-1).view(_torch.uint8)
-            nbytes = data.numel()
-            chunks = max(1, -(-nbytes // P2P_SLOT_BYTES))
-            with _LOCK:
-                for c in range(chunks):
-                    part = data[c * P2P_SLOT_BYTES:(c + 1) * P2P_SLOT_BYTES]
-                    # Wait until dst consumed every chunk sent before this one.
-                    self._rt.wait_until(_np.from_dlpack(credit)[dst:dst + 1], ">=", self._sent[dst])
-                    self._rt.put(_np.from_dlpack(header)[me], _np.array([nbytes, c], dtype=_np.uint64), dst)
+        with _LOCK:
+            for t in tensors:
+                nbytes = t.numel() * t.element_size()
+                for c, part in self._chunks(t, "send's tensor"):
+                    # Wait until dst took every chunk sent before this one out of its slot.
+                    self._rt.wait_until(credit[dst:dst + 1], ">=", self._sent[dst])
+                    self._rt.put(header[me], _np.array([nbytes, c], dtype=_np.uint64), dst)
                     if part.numel():
-                        self._rt.put(_np.from_dlpack(slots)[me, :part.numel()], part.numpy(), dst)
+                        self._rt.put(slots[me, :part.numel()], part.numpy(), dst)
                     self._sent[dst] += 1
-                    self._rt.signal(_np.from_dlpack(ready)[me:me + 1], self._sent[dst], dst)
+                    self._rt.signal(ready[me:me + 1], self._sent[dst], dst)
         return _done(tensors)
 
     def recv(self, tensors, src, tag):
-        slots, ready, credit, header = self._mailboxes()
+        slots, ready, credit, header = self._mail
         me = self._rt.pe
-        for t in tensors:
-            _check(t, "recv's tensor")
-            data = t.view(-1).view(_torch.uint8)
-            nbytes = data.numel()
-            chunks = max(1, -(-nbytes // P2P_SLOT_BYTES))
-            with _LOCK:
-                for c in range(chunks):
-                    self._rt.wait_until(_np.from_dlpack(ready)[src:src + 1], ">=", self._received[src] + 1)
-                    sent_bytes = int(_np.from_dlpack(header)[src, 0])
-                    if sent_bytes != nbytes:
-                        _fail(f"recv from rank {src}: the message has {sent_bytes} bytes, the tensor "
-                              f"{nbytes} ({tuple(t.shape)} {t.dtype})")
-                    part = data[c * P2P_SLOT_BYTES:(c + 1) * P2P_SLOT_BYTES]
+        with _LOCK:
+            for t in tensors:
+                nbytes = t.numel() * t.element_size()
+                for c, part in self._chunks(t, "recv's tensor"):
+                    self._rt.wait_until(ready[src:src + 1], ">=", self._received[src] + 1)
+                    if int(header[src, 0]) != nbytes:
+                        _fail(f"recv from rank {src}: the message has {int(header[src, 0])} bytes, the "
+                              f"tensor {nbytes} ({tuple(t.shape)} {t.dtype})")
                     if part.numel():
-                        _copy(part, _torch.from_dlpack(slots)[src, :part.numel()])
+                        _copy(part, _torch.from_numpy(slots[src, :part.numel()]))
                     self._received[src] += 1
-                    self._rt.signal(_np.from_dlpack(credit)[me:me + 1], self._received[src], src)
+                    self._rt.signal(credit[me:me + 1], self._received[src], src)
         return _done(tensors)
 
     def recv_anysource(self, tensors, tag):
@@ -491,7 +488,7 @@ class ProcessGroupTessera(_C10dBackend):
                 for a in (self._staging, *(self._p2p or ())):
                     if a is not None:
                         a.free()  # collective: every rank destroys the group
-            self._staging = self._staging_view = self._p2p = None
+            self._staging = self._staging_view = self._p2p = self._mail = None
             if _GROUPS == 0 and _OWNED and _RUNTIME is rt:
                 rt.finalize()
                 _RUNTIME, _OWNED = None, False
@@ -508,7 +505,7 @@ def _drop_at_exit() -> None:
     global _RUNTIME, _OWNED
     for group in list(_LIVE):
         group._closed = True
-        group._rt = group._staging = group._staging_view = group._p2p = None
+        group._rt = group._staging = group._staging_view = group._p2p = group._mail = None
     _RUNTIME, _OWNED = None, False
 
 
