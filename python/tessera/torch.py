@@ -10,15 +10,19 @@
     c = tessera.torch.gemm_rs(rt, a, b)                           # torch.ops.tessera.gemm_rs
     ex, counts = tessera.torch.moe_dispatch(rt, x, idx, w, num_experts=E)  # tessera::moe_dispatch
     y = tessera.torch.moe_combine(rt, expert_out, w, num_experts=E)       # tessera::moe_combine
+    y = tessera.torch.all_gather_rows(rt, x)  # functional: reduce_scatter_rows, all_reduce_sum,
+                                              # broadcast_from, all_to_all_rows, all_to_all_v_rows
 
 The custom ops have fake (meta) implementations, so they trace into ``torch.compile`` graphs.
 A custom op cannot take a Runtime or a Team, so it takes their handles (``handle(rt)``,
 ``handle(team)``; team handle 0 is every PE); the functions here pass them. Each op completes
-before it returns (it synchronizes the stream).
+before it returns (it synchronizes the stream). Every op but the in-place collectives
+(``<name>_``, which mutate their recv) has a backward; see "Training (autograd)" in docs/python.md.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import torch as _torch
@@ -30,6 +34,8 @@ _RUNTIMES: dict[int, object] = {}
 _TEAMS: dict[int, object] = {}  # handle -> tessera.Team (0, every PE, is not registered)
 _AG_GEMMS: dict[tuple, object] = {}  # op workspaces (AgGemm, GemmRs, MoeBuffer) by shape
 _MOE_HANDLES: dict[tuple, object] = {}  # MoeBuffer key -> its last dispatch's MoeHandle
+_MOE_ROUTES: dict[tuple, tuple] = {}  # MoeBuffer key -> (topk_idx, topk_weight) of that dispatch
+_MOE_UNIT: dict[tuple, tuple] = {}  # MoeBuffer key -> (routes, handle): a backward's unit dispatch
 _ARRAYS: dict[int, object] = {}  # data_ptr -> tessera.Array of tensors made by empty/zeros
 
 
@@ -193,19 +199,53 @@ def _(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
     return a.new_empty((a.shape[0], b.shape[1] * _runtime(rt_handle).n_pes), dtype=_torch.float32)
 
 
+# ---- functional collectives: new tensors out, any memory in, with autograd ----------------------
+# x may be ordinary memory; the result lands in a heap staging buffer cached per shape and dtype
+# (collective to make: every PE calls with the same shapes in the same order; tt.release frees
+# them) and is copied out. They work over every PE. They take any dtype of 2, 4 or 8 bytes a value:
+# those the reduction kernels lack (float64, complex64, int16) move as bits of that width, and
+# their sums are added up here after the move, in PE order (the same bits on every PE).
+
+_BITS = {8: _torch.int64, 4: _torch.int32, 2: _torch.float16}  # a dtype moved as these bits
+_COLLECTIVE_DTYPES = (_torch.float32, _torch.bfloat16, _torch.float16, _torch.int32, _torch.int64)
+
+
+def _as_moved(x: _torch.Tensor) -> _torch.Tensor:
+    """x contiguous, as a dtype the collectives move (its own, or an integer of its width)."""
+    x = x.detach().contiguous()
+    if x.dtype in _COLLECTIVE_DTYPES:
+        return x
+    bits = _BITS.get(x.element_size())
+    if bits is None:
+        raise TypeError(f"tessera.torch: dtype {x.dtype} cannot be moved (2, 4 or 8 bytes a value)")
+    return x.view(bits)
+
+
+def _staged(kind: str, rt_handle: int, shape, dtype) -> _torch.Tensor:
+    """The heap staging tensor of this op, shape and dtype (made on first use, collectively)."""
+    key = (kind, rt_handle, tuple(shape), _dtype_name(dtype))
+    staging = _AG_GEMMS.get(key)
+    if staging is None:
+        staging = _AG_GEMMS[key] = _runtime(rt_handle).empty(tuple(shape), _dtype_name(dtype))
+    return _torch.from_dlpack(staging)
+
+
+def _rows_of(x: _torch.Tensor, n_pes: int, op: str) -> int:
+    if x.dim() == 0 or x.shape[0] % n_pes != 0:
+        raise ValueError(f"tessera::{op}: x is {tuple(x.shape)}; its rows must split into {n_pes} "
+                         "equal blocks (one per PE)")
+    return x.shape[0] // n_pes
+
+
 @_torch.library.custom_op("tessera::all_gather_rows", mutates_args=())
 def _all_gather_rows(x: _torch.Tensor, rt_handle: int) -> _torch.Tensor:
-    """Every PE's x stacked by rows, (n_pes * rows, *rest), as a new tensor: x (any memory) is
-    gathered into a heap staging buffer cached per shape (freed by release), then copied out."""
+    """Every PE's x stacked by rows, (n_pes * rows, *rest)."""
     rt = _runtime(rt_handle)
-    key = ("all_gather_rows", rt_handle, tuple(x.shape), _dtype_name(x.dtype))
-    staging = _AG_GEMMS.get(key)
-    if staging is None:  # collective: every PE gathers the same shapes in the same order
-        staging = _AG_GEMMS[key] = rt.empty((rt.n_pes, *x.shape), _dtype_name(x.dtype))
-    recv = _torch.from_dlpack(staging)
-    _ops.all_gather(rt, x.detach().contiguous(), recv)
+    send = _as_moved(x)
+    recv = _staged("all_gather_rows", rt_handle, (rt.n_pes, *x.shape), send.dtype)
+    _ops.all_gather(rt, send, recv)
     rt.synchronize()
-    return recv.reshape(rt.n_pes * x.shape[0], *x.shape[1:]).clone()
+    return recv.view(x.dtype).reshape(rt.n_pes * x.shape[0], *x.shape[1:]).clone()
 
 
 @_all_gather_rows.register_fake
@@ -213,15 +253,185 @@ def _(x, rt_handle):
     return x.new_empty((x.shape[0] * _runtime(rt_handle).n_pes, *x.shape[1:]))
 
 
+@_torch.library.custom_op("tessera::reduce_scatter_rows", mutates_args=())
+def _reduce_scatter_rows(x: _torch.Tensor, rt_handle: int) -> _torch.Tensor:
+    """Block p (of n_pes equal row blocks) of the sum over PEs of x, on PE p."""
+    rt = _runtime(rt_handle)
+    rows = _rows_of(x, rt.n_pes, "reduce_scatter_rows")
+    if x.dtype not in _COLLECTIVE_DTYPES:  # every PE's block for me, then their sum
+        return _all_to_all_rows(x, rt_handle).reshape(rt.n_pes, rows, *x.shape[1:]).sum(0)
+    recv = _staged("reduce_scatter_rows", rt_handle, (rows, *x.shape[1:]), x.dtype)
+    _ops.reduce_scatter(rt, x.detach().contiguous().view(-1), recv.view(-1))
+    rt.synchronize()
+    return recv.clone()
+
+
+@_reduce_scatter_rows.register_fake
+def _(x, rt_handle):
+    return x.new_empty((x.shape[0] // _runtime(rt_handle).n_pes, *x.shape[1:]))
+
+
+@_torch.library.custom_op("tessera::all_reduce_sum", mutates_args=())
+def _all_reduce_sum(x: _torch.Tensor, rt_handle: int, team: int = 0) -> _torch.Tensor:
+    """The sum over the team's members (team handle 0: every PE) of x, on every member."""
+    rt = _runtime(rt_handle)
+    if x.dtype not in _COLLECTIVE_DTYPES:
+        if team != 0:
+            raise TypeError(f"tessera::all_reduce_sum: {x.dtype} is summed on every PE only (team 0)")
+        return _all_gather_rows(x.reshape(1, *x.shape), rt_handle).sum(0)
+    recv = _staged(f"all_reduce_sum.{team}", rt_handle, x.shape, x.dtype)
+    _ops.all_reduce(rt, x.detach().contiguous().view(-1), recv.view(-1), team=_team(team))
+    rt.synchronize()
+    return recv.clone()
+
+
+@_all_reduce_sum.register_fake
+def _(x, rt_handle, team=0):
+    return _torch.empty_like(x)
+
+
+@_torch.library.custom_op("tessera::broadcast_from", mutates_args=())
+def _broadcast_from(x: _torch.Tensor, rt_handle: int, root: int = 0) -> _torch.Tensor:
+    """PE root's x on every PE (every PE passes an x of the same shape; only root's is read)."""
+    rt = _runtime(rt_handle)
+    send = _as_moved(x)
+    recv = _staged("broadcast_from", rt_handle, x.shape, send.dtype)
+    _ops.broadcast(rt, send.view(-1), recv.view(-1), root=root)
+    rt.synchronize()
+    return recv.view(x.dtype).clone()
+
+
+@_broadcast_from.register_fake
+def _(x, rt_handle, root=0):
+    return _torch.empty_like(x)
+
+
+@_torch.library.custom_op("tessera::all_to_all_rows", mutates_args=())
+def _all_to_all_rows(x: _torch.Tensor, rt_handle: int) -> _torch.Tensor:
+    """Row block q of x goes to PE q; block s of the result came from PE s."""
+    rt = _runtime(rt_handle)
+    _rows_of(x, rt.n_pes, "all_to_all_rows")
+    send = _as_moved(x)
+    recv = _staged("all_to_all_rows", rt_handle, x.shape, send.dtype)
+    _ops.all_to_all(rt, send.view(-1), recv.view(-1))
+    rt.synchronize()
+    return recv.view(x.dtype).clone()
+
+
+@_all_to_all_rows.register_fake
+def _(x, rt_handle):
+    return _torch.empty_like(x)
+
+
+@_torch.library.custom_op("tessera::all_to_all_v_rows", mutates_args=())
+def _all_to_all_v_rows(x: _torch.Tensor, send_rows: _torch.Tensor,
+                       rt_handle: int) -> tuple[_torch.Tensor, _torch.Tensor]:
+    """send_rows[q] rows of x (packed in PE order) go to PE q: the rows received, packed in source
+    order, and recv_rows (int64, one per PE: how many came from each)."""
+    rt = _runtime(rt_handle)
+    p = rt.n_pes
+    counts = send_rows.detach().to(_torch.int64).contiguous()
+    if counts.shape != (p,) or bool((counts < 0).any()) or int(counts.sum()) != x.shape[0]:
+        raise ValueError(f"tessera::all_to_all_v_rows: send_rows must be {p} counts >= 0 summing to "
+                         f"x's {x.shape[0]} rows, got {send_rows.tolist()}")
+    row = math.prod(x.shape[1:])
+    # The counts first (all_to_all of one count per peer), then the largest total anywhere sizes
+    # the symmetric staging buffer (a power of two of rows, so a few sizes cover a training run).
+    sent = _staged("all_to_all_v_rows.counts", rt_handle, (p,), _torch.int64)
+    got = _staged("all_to_all_v_rows.got", rt_handle, (p,), _torch.int64)
+    sent.copy_(counts)
+    _ops.all_to_all(rt, sent, got)
+    rt.synchronize()
+    recv_rows = got.clone()
+    most = _staged("all_to_all_v_rows.most", rt_handle, (1,), _torch.int64)
+    most.fill_(int(recv_rows.sum()))
+    _ops.all_reduce(rt, most, most, op="max")
+    rt.synchronize()
+    capacity = 1 << max(int(most.item()) - 1, 0).bit_length()
+    send = _as_moved(x)
+    recv = _staged("all_to_all_v_rows", rt_handle, (capacity * row,), send.dtype)
+    meta = _staged("all_to_all_v_rows.meta", rt_handle, (3, p), _torch.int64)
+    meta[0].copy_(counts * row)
+    _ops.all_to_all_v(rt, send.view(-1), meta[0], recv, meta[1], meta[2])
+    rt.synchronize()
+    n = int(recv_rows.sum())
+    return recv[:n * row].view(x.dtype).reshape(n, *x.shape[1:]).clone(), recv_rows
+
+
+@_all_to_all_v_rows.register_fake
+def _(x, send_rows, rt_handle):
+    rows = _torch.library.get_ctx().new_dynamic_size()  # how many rows arrive depends on the data
+    return (x.new_empty((rows, *x.shape[1:])),
+            send_rows.new_empty((_runtime(rt_handle).n_pes,), dtype=_torch.int64))
+
+
+# ---- their autograd ------------------------------------------------------------------------------
+# Each PE's output is its own tensor with its own gradient (a replicated output's copies too), and
+# each backward gives the gradient of this PE's input of the sum over PEs of their losses: the
+# adjoint of the collective as a linear map of every PE's data. So all_gather <-> reduce_scatter,
+# all_reduce -> all_reduce, broadcast -> a sum to the root, all_to_all(_v) -> the exchange back.
+# A job whose PEs all compute the same loss from a replicated output counts it n_pes times:
+# divide that loss by n_pes.
+
+
+def _save_handle(ctx, inputs, output):
+    ctx.rt_handle = inputs[1]
+
+
+def _all_gather_rows_backward(ctx, g):
+    return _torch.ops.tessera.reduce_scatter_rows(g.contiguous(), ctx.rt_handle), None
+
+
+def _reduce_scatter_rows_backward(ctx, g):
+    return _torch.ops.tessera.all_gather_rows(g.contiguous(), ctx.rt_handle), None
+
+
+def _save_team(ctx, inputs, output):
+    ctx.rt_handle, ctx.team = inputs[1], inputs[2]
+
+
+def _all_reduce_sum_backward(ctx, g):
+    return _torch.ops.tessera.all_reduce_sum(g.contiguous(), ctx.rt_handle, ctx.team), None, None
+
+
+def _all_to_all_rows_backward(ctx, g):
+    return _torch.ops.tessera.all_to_all_rows(g.contiguous(), ctx.rt_handle), None
+
+
+def _save_broadcast(ctx, inputs, output):
+    ctx.rt_handle, ctx.root = inputs[1], inputs[2]
+
+
+def _broadcast_from_backward(ctx, g):
+    total = _torch.ops.tessera.all_reduce_sum(g.contiguous(), ctx.rt_handle, 0)
+    mine = _runtime(ctx.rt_handle).pe == ctx.root
+    return (total if mine else _torch.zeros_like(total)), None, None
+
+
+def _save_all_to_all_v(ctx, inputs, output):
+    ctx.rt_handle = inputs[2]
+    ctx.recv_rows = output[1]
+
+
+def _all_to_all_v_rows_backward(ctx, g, _g_counts):
+    back, _ = _torch.ops.tessera.all_to_all_v_rows(g.contiguous(), ctx.recv_rows, ctx.rt_handle)
+    return back, None, None
+
+
+_all_gather_rows.register_autograd(_all_gather_rows_backward, setup_context=_save_handle)
+_reduce_scatter_rows.register_autograd(_reduce_scatter_rows_backward, setup_context=_save_handle)
+_all_reduce_sum.register_autograd(_all_reduce_sum_backward, setup_context=_save_team)
+_all_to_all_rows.register_autograd(_all_to_all_rows_backward, setup_context=_save_handle)
+_broadcast_from.register_autograd(_broadcast_from_backward, setup_context=_save_broadcast)
+_all_to_all_v_rows.register_autograd(_all_to_all_v_rows_backward, setup_context=_save_all_to_all_v)
+
+
 # ---- autograd of the fused GEMMs ----------------------------------------------------------------
-# Each PE's inputs are its own tensors, and each backward gives the gradient of that PE's inputs.
-# A sharded output (ag_gemm's and gemm_rs's C) has a gradient of its own on every PE, so those
-# backwards communicate, through Tessera's fused ops (ag_gemm <-> gemm_rs), with the "auto"
-# pattern whatever the forward used. A replicated output (gemm_ar's and gemm_as's C, the same on
-# every PE) follows the tensor-parallel convention: its gradient is the same on every PE (every PE
-# holds the same loss), so those backwards are local; where an input is one logical tensor held by
-# every PE, summing its gradient across PEs is the caller's (as Megatron's f operator does).
-# Gradients come back in the inputs' dtypes (the GEMMs run in fp32).
+# The functional collectives' convention (above): each PE's output has its own gradient, and the
+# backward gives this PE's inputs' gradient of the sum over PEs of their losses. The backwards
+# communicate through Tessera's fused ops (ag_gemm <-> gemm_rs) where the forward's dual is one,
+# with the "auto" pattern whatever the forward used; gradients come back in the inputs' dtypes
+# (the GEMMs run in fp32).
 
 
 def _save_gemm_inputs(ctx, inputs, output):
@@ -261,21 +471,20 @@ def _gemm_rs_backward(ctx, grad_c):
 
 
 def _gemm_ar_backward(ctx, grad_c):
-    # C = sum over PEs of A_p @ B_p, replicated: dA_p = dC @ B_p^T, dB_p = A_p^T @ dC (local).
+    # C = sum over PEs of A_p @ B_p on every PE: dC = sum over PEs of their dC (all_reduce_sum),
+    # then dA_p = dC @ B_p^T, dB_p = A_p^T @ dC.
     a, b = ctx.saved_tensors
-    g = grad_c.contiguous()
+    g = _torch.ops.tessera.all_reduce_sum(grad_c.contiguous(), ctx.rt_handle, 0)
     grad_a = (g @ _fp32_t(b)).to(a.dtype) if ctx.needs_input_grad[0] else None
     grad_b = (_fp32_t(a) @ g).to(b.dtype) if ctx.needs_input_grad[1] else None
     return grad_a, grad_b, None, None, None, None
 
 
 def _gemm_as_backward(ctx, grad_c):
-    # C = [A_0 @ B_0 ... A_{P-1} @ B_{P-1}], replicated: this PE's columns dC_p give
-    # dA_p = dC_p @ B_p^T and dB_p = A_p^T @ dC_p (local).
+    # C = [A_0 @ B_0 ... A_{P-1} @ B_{P-1}] on every PE: this PE's columns of the sum over PEs of
+    # dC (a reduce-scatter of the column blocks), then dA_p = dC_p @ B_p^T, dB_p = A_p^T @ dC_p.
     a, b = ctx.saved_tensors
-    n_local = b.shape[1]
-    pe = _runtime(ctx.rt_handle).pe
-    g_mine = grad_c[:, pe * n_local:(pe + 1) * n_local].contiguous()
+    g_mine = _torch.ops.tessera.reduce_scatter_rows(grad_c.t().contiguous(), ctx.rt_handle).t()
     grad_a = (g_mine @ _fp32_t(b)).to(a.dtype) if ctx.needs_input_grad[0] else None
     grad_b = (_fp32_t(a) @ g_mine).to(b.dtype) if ctx.needs_input_grad[1] else None
     return grad_a, grad_b, None, None, None, None
@@ -356,8 +565,41 @@ def _(x, residual, weight, rt_handle, eps=1e-6, pattern="auto", team=0):
     return _torch.empty_like(x)
 
 
+def _save_rmsnorm(ctx, inputs, output):
+    x, residual, weight, rt_handle, eps, _pattern, team = inputs
+    ctx.save_for_backward(x, residual, weight)
+    ctx.rt_handle, ctx.eps, ctx.team = rt_handle, eps, team
+
+
+def _all_reduce_rmsnorm_backward(ctx, grad_y):
+    # y_p = v_p * r_p * w_p with v_p = sum_q x_q + residual_p and r_p = 1 / sqrt(mean(v_p^2) + eps)
+    # (row by row). The sum v is not kept by the fused forward: it is recomputed (one all_reduce_sum
+    # more, no extra memory). dv = r * (dy w - n * mean(dy w n)) with n = v r; d residual = dv,
+    # dx = the sum over PEs of their dv (the all-reduce's adjoint), dw = the column sums of dy n.
+    x, residual, weight = ctx.saved_tensors
+    x32 = x.detach().to(_torch.float32)
+    v = _torch.ops.tessera.all_reduce_sum(x32.contiguous(), ctx.rt_handle, ctx.team)
+    v = v + residual.detach().to(_torch.float32)
+    r = _torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + ctx.eps)
+    n = v * r
+    g = grad_y.to(_torch.float32)
+    gw = g * weight.detach().to(_torch.float32)
+    dv = r * (gw - n * (gw * n).mean(-1, keepdim=True))
+    grad_x = grad_r = grad_w = None
+    if ctx.needs_input_grad[0]:
+        grad_x = _torch.ops.tessera.all_reduce_sum(dv.contiguous(), ctx.rt_handle, ctx.team).to(x.dtype)
+    if ctx.needs_input_grad[1]:
+        grad_r = dv.to(residual.dtype)
+    if ctx.needs_input_grad[2]:
+        grad_w = (g * n).reshape(-1, weight.numel()).sum(0).reshape(weight.shape).to(weight.dtype)
+    return grad_x, grad_r, grad_w, None, None, None, None
+
+
+_all_reduce_rmsnorm.register_autograd(_all_reduce_rmsnorm_backward, setup_context=_save_rmsnorm)
+
+
 def _moe_buffer(rt_handle, max_tokens_per_pe, hidden, topk, num_experts, dtype):
-    key = ("moe", rt_handle, max_tokens_per_pe, hidden, topk, num_experts, _dtype_name(dtype))
+    key = _moe_key(rt_handle, max_tokens_per_pe, hidden, topk, num_experts, dtype)
     op = _AG_GEMMS.get(key)
     if op is None:  # collective: every PE dispatches with the same configuration
         op = _AG_GEMMS[key] = _ops.MoeBuffer(_runtime(rt_handle), max_tokens_per_pe=max_tokens_per_pe,
@@ -375,6 +617,8 @@ def _moe_dispatch(x: _torch.Tensor, topk_idx: _torch.Tensor, topk_weight: _torch
     h = moe.dispatch(x.detach(), topk_idx.detach(), topk_weight.detach())
     _runtime(rt_handle).synchronize()
     _MOE_HANDLES[key] = h
+    _MOE_ROUTES[key] = (topk_idx.detach().clone(), topk_weight.detach().clone())
+    _MOE_UNIT.pop(key, None)
     # Copies: the handle's views are reused by the next dispatch, a custom op's outputs are not.
     return _torch.from_dlpack(h.expert_x).clone(), _torch.from_dlpack(h.expert_counts).clone()
 
@@ -394,6 +638,9 @@ def _moe_combine(expert_out: _torch.Tensor, topk_weight: _torch.Tensor, rt_handl
     h = _MOE_HANDLES.get(key)
     if h is None:
         raise RuntimeError("tessera::moe_combine: no moe_dispatch of this configuration came first")
+    if not _torch.equal(topk_weight.detach().to(_torch.float32), _MOE_ROUTES[key][1]):
+        raise ValueError("tessera::moe_combine: topk_weight is not the one moe_dispatch sent (combine "
+                         "weighs by the dispatched weights: pass the same tensor)")
     y = expert_out.new_empty((topk_weight.shape[0], expert_out.shape[1]))
     moe.combine(h, expert_out.detach().contiguous(), y)
     _runtime(rt_handle).synchronize()
@@ -403,6 +650,110 @@ def _moe_combine(expert_out: _torch.Tensor, topk_weight: _torch.Tensor, rt_handl
 @_moe_combine.register_fake
 def _(expert_out, topk_weight, rt_handle, num_experts, max_tokens_per_pe):
     return expert_out.new_empty((topk_weight.shape[0], expert_out.shape[1]))
+
+
+# ---- autograd of the MoE dispatch and combine (eager) --------------------------------------------
+# dispatch: expert_x[r] = x[token of r] on the token's PE, so dx[t] = sum over t's rows of their
+# gradient: a combine of the gradient with unit weights. combine: y[t] = sum_k w[t,k] out[row(t,k)],
+# so d out[r] = w_r dy[token of r] (a dispatch of dy, weighted on the expert side) and
+# dw[t,k] = <dy[t], out[row(t,k)]>: each row's dot product, made on the expert side and brought
+# back by a unit-weight combine of a matrix holding it in column k (hidden >= topk). The unit
+# dispatch (of dy, so its rows are the forward's rows) is made once and reused by the dispatch's
+# backward. The routing (topk_idx, the weights) is the forward dispatch's, kept per MoeBuffer: the
+# backward runs eagerly, the last forward dispatch of a configuration being the one it
+# differentiates (recompute or interleave two dispatches of one configuration and it raises).
+# The backward's dispatches do not replace the forward's handle: a combine of the forward after
+# them raises the buffer's stale-handle error rather than using other weights.
+
+
+def _moe_key(rt_handle, max_tokens_per_pe, hidden, topk, num_experts, dtype):
+    return ("moe", rt_handle, max_tokens_per_pe, hidden, topk, num_experts, _dtype_name(dtype))
+
+
+def _moe_routes(key, op: str):
+    routes = _MOE_ROUTES.get(key)
+    if routes is None:
+        raise RuntimeError(f"tessera::{op}: backward without the forward moe_dispatch of this configuration")
+    return routes
+
+
+def _save_moe_dispatch(ctx, inputs, output):
+    x, topk_idx, topk_weight, rt_handle, num_experts, max_tokens_per_pe = inputs
+    ctx.key = _moe_key(rt_handle, max_tokens_per_pe, x.shape[1], topk_idx.shape[1], num_experts, x.dtype)
+    ctx.routes = _MOE_ROUTES.get(ctx.key)
+    ctx.rt_handle, ctx.tokens = rt_handle, x.shape[0]
+
+
+def _unit_dispatch(ctx, rows_like: _torch.Tensor):
+    """A dispatch of rows_like (tokens x hidden) with the forward's routing and unit weights, made
+    once per forward dispatch and shared by its combine's and its own backward."""
+    unit = _MOE_UNIT.get(ctx.key)
+    if unit is not None and unit[0] is ctx.routes:
+        return unit[1]
+    moe = _AG_GEMMS[ctx.key]
+    idx, w = ctx.routes
+    h = moe.dispatch(rows_like.detach().contiguous(), idx, _torch.ones_like(w))
+    _runtime(ctx.rt_handle).synchronize()
+    _MOE_UNIT[ctx.key] = (ctx.routes, h)
+    return h
+
+
+def _moe_dispatch_backward(ctx, grad_x, _grad_counts):
+    if ctx.routes is None or _MOE_ROUTES.get(ctx.key) is not ctx.routes:
+        raise RuntimeError("tessera::moe_dispatch: its backward needs its own routing, but a later "
+                           "moe_dispatch of the same configuration replaced it")
+    moe = _AG_GEMMS[ctx.key]
+    shape, dtype = (ctx.tokens, ctx.key[3]), getattr(_torch, ctx.key[6])
+    h = _unit_dispatch(ctx, _torch.zeros(shape, dtype=dtype))
+    dx = _torch.empty(shape, dtype=dtype)
+    moe.combine(h, grad_x.to(dtype).contiguous(), dx)
+    _runtime(ctx.rt_handle).synchronize()
+    return dx, None, None, None, None, None
+
+
+def _save_moe_combine(ctx, inputs, output):
+    expert_out, topk_weight, rt_handle, num_experts, max_tokens_per_pe = inputs
+    ctx.key = _moe_key(rt_handle, max_tokens_per_pe, expert_out.shape[1], topk_weight.shape[1],
+                       num_experts, expert_out.dtype)
+    ctx.routes = _MOE_ROUTES.get(ctx.key)
+    ctx.rt_handle, ctx.tokens = rt_handle, topk_weight.shape[0]
+    ctx.save_for_backward(expert_out)
+
+
+def _moe_combine_backward(ctx, grad_y):
+    if ctx.routes is None or _MOE_ROUTES.get(ctx.key) is not ctx.routes:
+        raise RuntimeError("tessera::moe_combine: its backward needs its dispatch's routing, but a "
+                           "later moe_dispatch of the same configuration replaced it")
+    (expert_out,) = ctx.saved_tensors
+    moe = _AG_GEMMS[ctx.key]
+    idx, w = ctx.routes
+    hidden, topk, dtype = ctx.key[3], w.shape[1], getattr(_torch, ctx.key[6])
+    dy = grad_y.to(dtype).contiguous()
+    h = moe.dispatch(dy, idx, w)  # dy at every row, with the row's weight
+    _runtime(ctx.rt_handle).synchronize()
+    _MOE_UNIT.pop(ctx.key, None)  # a unit dispatch made before is stale now
+    rows = _torch.from_dlpack(h.expert_x).to(_torch.float32)
+    real = (_torch.from_dlpack(h.src_pe) >= 0).to(_torch.float32)[:, None]  # padding rows: none
+    row_w = _torch.from_dlpack(h.weight)[:, None] * real
+    grad_out = (rows * row_w).to(expert_out.dtype)
+    grad_w = None
+    if ctx.needs_input_grad[1]:
+        if hidden < topk:
+            raise ValueError(f"tessera::moe_combine: the weights' gradient needs hidden ({hidden}) >= "
+                             f"topk ({topk})")
+        dots = (rows * expert_out.detach().to(_torch.float32)).sum(1, keepdim=True) * real
+        unit = _unit_dispatch(ctx, dy)
+        slot = _torch.from_dlpack(unit.slot).to(_torch.int64).clamp(min=0)[:, None]
+        carrier = _torch.zeros((unit.rows, hidden), dtype=_torch.float32).scatter_(1, slot, dots)
+        back = _torch.empty((ctx.tokens, hidden), dtype=dtype)
+        moe.combine(unit, carrier.to(dtype).contiguous(), back)
+        _runtime(ctx.rt_handle).synchronize()
+        grad_w = back[:, :topk].to(_torch.float32)
+    return grad_out, grad_w, None, None, None
+
+
+_moe_dispatch.register_autograd(_moe_dispatch_backward, setup_context=_save_moe_dispatch)
+_moe_combine.register_autograd(_moe_combine_backward, setup_context=_save_moe_combine)
 
 
 def gemm_rs(rt, a: _torch.Tensor, b: _torch.Tensor, pattern: str = "auto", direction: str = "auto",
@@ -490,10 +841,42 @@ def ag_gemm(rt, a_shard: _torch.Tensor, b: _torch.Tensor, pattern: str = "auto",
     return _torch.ops.tessera.ag_gemm(a_shard, b, handle(rt), pattern, direction, comm_blocks)
 
 
+def all_gather_rows(rt, x: _torch.Tensor) -> _torch.Tensor:
+    """Every PE's x stacked by rows (a new tensor; x any memory); backward: reduce_scatter_rows."""
+    return _torch.ops.tessera.all_gather_rows(x, handle(rt))
+
+
+def reduce_scatter_rows(rt, x: _torch.Tensor) -> _torch.Tensor:
+    """Row block pe (of n_pes) of the sum over PEs of x; backward: all_gather_rows."""
+    return _torch.ops.tessera.reduce_scatter_rows(x, handle(rt))
+
+
+def all_reduce_sum(rt, x: _torch.Tensor, team=None) -> _torch.Tensor:
+    """The sum over the team's members of x, on each (a new tensor); backward: all_reduce_sum."""
+    return _torch.ops.tessera.all_reduce_sum(x, handle(rt), handle(team))
+
+
+def broadcast_from(rt, x: _torch.Tensor, root: int = 0) -> _torch.Tensor:
+    """PE root's x on every PE (every PE passes one of that shape); backward: the sum to root."""
+    return _torch.ops.tessera.broadcast_from(x, handle(rt), root)
+
+
+def all_to_all_rows(rt, x: _torch.Tensor) -> _torch.Tensor:
+    """Row block q of x to PE q, block s of the result from PE s; backward: itself."""
+    return _torch.ops.tessera.all_to_all_rows(x, handle(rt))
+
+
+def all_to_all_v_rows(rt, x: _torch.Tensor, send_rows: _torch.Tensor):
+    """send_rows[q] rows of x to PE q: (the rows received in source order, recv_rows per PE);
+    backward: the exchange back (recv_rows as the counts)."""
+    return _torch.ops.tessera.all_to_all_v_rows(x, send_rows, handle(rt))
+
+
 def release(rt) -> None:
     """Frees (collectively) the op workspaces cached for `rt`; call before rt.finalize()."""
     key = handle(rt)
     for k in [k for k in _AG_GEMMS if k[1] == key]:
-        _MOE_HANDLES.pop(k, None)
+        for cache in (_MOE_HANDLES, _MOE_ROUTES, _MOE_UNIT):
+            cache.pop(k, None)
         _AG_GEMMS.pop(k).free()
     _RUNTIMES.pop(key, None)

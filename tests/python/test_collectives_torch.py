@@ -215,8 +215,8 @@ def _normal(seed, *shape):
 def _fused_gemm_case(rt, name):
     """Every PE's inputs a_q, b_q and output gradient g_q (float64, the same on every PE by seed),
     the op to call, and the float64 reference: the output each PE sees as a function of every PE's
-    inputs, and the loss whose gradient the op's backward gives (sharded outputs: the sum over PEs
-    of <g_q, C_q>; replicated outputs: <g, C>, the same on every PE)."""
+    inputs. The backward gives the gradient of the sum over PEs of <g_q, C_q> (replicated outputs
+    too: each PE's copy has its own gradient g_q)."""
     p, r, k, n = rt.n_pes, 3, 8, 6
     if name == "ag_gemm":  # C_q = all_gather(A) @ B_q
         a = [_normal(q, r, k) for q in range(p)]
@@ -231,24 +231,20 @@ def _fused_gemm_case(rt, name):
     elif name == "gemm_ar":  # C = sum over PEs of A_s @ B_s, replicated
         a = [_normal(q, r, k) for q in range(p)]
         b = [_normal(100 + q, k, n) for q in range(p)]
-        g = [_normal(200, r, n)] * p
+        g = [_normal(200 + q, r, n) for q in range(p)]
         out = lambda a, b, q: sum(a[s] @ b[s] for s in range(p))
     else:  # gemm_as: C = [A_0 @ B_0 ... A_{P-1} @ B_{P-1}], replicated
         a = [_normal(q, r, k) for q in range(p)]
         b = [_normal(100 + q, k, n) for q in range(p)]
-        g = [_normal(200, r, n * p)] * p
+        g = [_normal(200 + q, r, n * p) for q in range(p)]
         out = lambda a, b, q: torch.cat([a[s] @ b[s] for s in range(p)], dim=1)
     return a, b, g, out, getattr(tt, name)
 
 
-def _reference_grads(rt, a, b, g, out, replicated):
+def _reference_grads(rt, a, b, g, out):
     a64 = [x.clone().requires_grad_() for x in a]
     b64 = [x.clone().requires_grad_() for x in b]
-    if replicated:
-        loss = (out(a64, b64, 0) * g[0]).sum()
-    else:
-        loss = sum((out(a64, b64, q) * g[q]).sum() for q in range(rt.n_pes))
-    loss.backward()
+    sum((out(a64, b64, q) * g[q]).sum() for q in range(rt.n_pes)).backward()
     return a64[rt.pe].grad, b64[rt.pe].grad
 
 
@@ -261,7 +257,7 @@ def test_fused_gemm_backward_matches_float64_autograd(rt, mapped, name):
         pytest.skip("a peer's heap is not mapped here: GemmAr's and GemmRs's auto pattern may need it")
     a, b, g, out, op = _fused_gemm_case(rt, name)
     me = rt.pe
-    want_a, want_b = _reference_grads(rt, a, b, g, out, name in ("gemm_ar", "gemm_as"))
+    want_a, want_b = _reference_grads(rt, a, b, g, out)
     x = a[me].float().requires_grad_()
     w = b[me].float().requires_grad_()
     c = op(rt, x, w)
