@@ -19,6 +19,7 @@ import json
 import os
 import tempfile
 import time
+import zlib
 
 import numpy as np
 
@@ -108,6 +109,8 @@ def gloo_group(rt, store_dir):
         rt.barrier()
         rt.get(path, shared, rt.pe)
     store_path = bytes(path).rstrip(b"\0").decode()
+    global _STORE_PATH
+    _STORE_PATH = store_path
     dist.init_process_group("gloo", store=dist.FileStore(store_path, rt.n_pes), rank=rt.pe,
                             world_size=rt.n_pes)
     return dist
@@ -175,6 +178,30 @@ def bench_all_to_all(rt, sizes, iters, dist):
     return rows
 
 
+_STORE_PATH = None  # the gloo group's FileStore, the same path on every PE
+
+
+def deepspeed_all_reduce(rt):
+    """DeepSpeed's CPU shared-memory all-reduce (deepspeed.comm.inference_all_reduce, its
+    deepspeed_shm_comm_op built on first use) as (call, None), or (None, why not)."""
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")  # before deepspeed picks its accelerator
+    try:
+        import deepspeed
+        import deepspeed.comm as dc
+        import torch
+    except ImportError:
+        return None, "deepspeed is not installed (pip install deepspeed)"
+    # Its shm op runs when every rank is local (LOCAL_SIZE) and names its segments after
+    # MASTER_ADDR/MASTER_PORT: the same on every PE, unique to this job's store.
+    os.environ["LOCAL_SIZE"] = str(rt.n_pes)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(20000 + zlib.crc32(_STORE_PATH.encode()) % 30000))
+    deepspeed.init_distributed(dist_backend="gloo")  # the gloo group already made
+    if not hasattr(torch.ops, "deepspeed") or not hasattr(torch.ops.deepspeed, "inference_all_reduce_"):
+        return None, "deepspeed's shm all-reduce op did not build here"
+    return (lambda t: dc.inference_all_reduce(t)), None
+
+
 def tessera_group(rt, dist):
     """A torch.distributed group of every PE on the "tessera" backend, over `rt` (set_runtime),
     beside the default gloo group."""
@@ -187,12 +214,14 @@ def tessera_group(rt, dist):
 def bench_all_reduce(rt, sizes, iters, dist):
     """Sum all-reduce of `bytes` per PE, fp32 and bf16: through the c10d backend on an ordinary
     tensor (staged through the heap) and through tessera.torch.all_reduce in place on a symmetric
-    tensor, against gloo's dist.all_reduce of the same tensor."""
+    tensor, against gloo's dist.all_reduce of the same tensor (the peer) and DeepSpeed's shm
+    inference_all_reduce where deepspeed is installed (deepspeed_time_us, speedup_vs_deepspeed)."""
     import torch
 
     import tessera.torch as tt
 
     group = tessera_group(rt, dist)
+    ds_call, ds_note = deepspeed_all_reduce(rt) if rt.n_pes > 1 else (None, "one PE")
     rows = []
     for dtype in (torch.float32, torch.bfloat16):
         name = str(dtype).replace("torch.", "")
@@ -205,9 +234,16 @@ def bench_all_reduce(rt, sizes, iters, dist):
             symmetric = per_call_us(rt, lambda: tt.all_reduce(rt, sym, sym), iters)
             rt.barrier()
             tt.free(sym)
+            ds = {"deepspeed_note": ds_note}
+            if ds_call is not None:
+                ds_us = per_call_us(rt, lambda: ds_call(t), iters)
+                ds = {"deepspeed_time_us": ds_us}
             for variant, us in (("c10d_" + name, c10d), ("symmetric_" + name, symmetric)):
+                extra = dict(ds)
+                if "deepspeed_time_us" in ds:
+                    extra["speedup_vs_deepspeed"] = ds["deepspeed_time_us"] / us
                 rows.append(row("python_all_reduce", variant, rt, count * dtype.itemsize, iters, us, peer,
-                                peer_name="gloo", dtype=name))
+                                peer_name="gloo", dtype=name, **extra))
     dist.destroy_process_group(group)
     return rows
 
