@@ -33,4 +33,16 @@ Team team_node(Runtime& rt);
 // when size < 1, start < 0, stride < 1, or the last rank lies outside the parent.
 Team team_split_strided(Runtime& rt, const Team& parent, int start, int stride, int size);
 
+// The bytes of a team's workspace (what every maker above allocates).
+std::size_t team_workspace_size(const Runtime& rt);
+
+// Members only, for teams made after the fact (a torch.distributed sub-group, whose non-members
+// make no call): world PEs start, start + stride, ..., size of them, over `block`, which the
+// caller reserved earlier with a collective allocation so that it lies at the same offset on every
+// member, and which no other team uses. Zeroes this PE's copy of the workspace and returns: the
+// members must synchronize (by any means) after every one has made it and before any runs a
+// collective on it. Throws Error(invalid_argument) when the PEs do not lie in the job, this PE is
+// not one of them, or block is not team_workspace_size bytes of heap, 64-byte aligned.
+Team team_over_block(Runtime& rt, int start, int stride, int size, void* block, std::size_t bytes);
+
 }  // namespace tessera

@@ -347,6 +347,17 @@ void bind_runtime(nb::module_& m) {
            "arguments everywhere) the first time for these arguments; later calls return the "
            "same team. A non-member gets a team with my_rank == -1. Raises InvalidArgumentError "
            "when size < 1, start < 0, stride < 1 or the last rank lies outside the parent.")
+      .def("team_over_block", &team_over_block, "start"_a, "stride"_a, "size"_a, "block"_a,
+           "Members only, for teams made after the fact: world PEs start, start + stride, ... "
+           "(size of them) over `block`, a uint8 heap array of team_workspace_size bytes that a "
+           "collective allocation reserved earlier (the same offset on every member) and no "
+           "other team uses. Zeroes this PE's copy: the members must synchronize after every "
+           "one has made it, before any runs a collective on it. Raises InvalidArgumentError "
+           "when the PEs lie outside the job, this PE is not one, or the block does not fit.")
+      .def_prop_ro(
+          "team_workspace_size",
+          [](const PyRuntime& s) { return tessera::team_workspace_size(s.rt()); },
+          "The bytes of a team's workspace (what team_world and the other makers allocate).")
       .def(
           "check_device",
           [](const PyRuntime& s) {

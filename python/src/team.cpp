@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "array.hpp"
 #include "tessera/device/flat_context.hpp"
 #include "tessera/device/team.hpp"
 
@@ -88,6 +89,15 @@ PyTeam team_split_strided(const PyRuntime& s, const PyTeam& parent, int start, i
   const int id =
       make_team(*s.state, [&] { return tessera::team_split_strided(rt, p, start, stride, size); });
   s.state->split_teams.emplace(key, id);
+  return PyTeam{s.state, id};
+}
+
+PyTeam team_over_block(const PyRuntime& s, int start, int stride, int size, nb::handle block) {
+  Runtime& rt = s.rt();
+  const Buffer b = buffer_of(block, true, "team_over_block (block)", rt.pe());
+  const int id = make_team(*s.state, [&] {
+    return tessera::team_over_block(rt, start, stride, size, b.data, b.nbytes);
+  });
   return PyTeam{s.state, id};
 }
 

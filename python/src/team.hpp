@@ -26,6 +26,10 @@ PyTeam team_node(const PyRuntime& rt);
 // with the same parent and arguments return the same team.
 PyTeam team_split_strided(const PyRuntime& rt, const PyTeam& parent, int start, int stride,
                           int size);
+// Members only (tessera::team_over_block): the team over `block`, a heap array reserved earlier by
+// a collective allocation; the members synchronize before using it.
+PyTeam team_over_block(const PyRuntime& rt, int start, int stride, int size,
+                       nanobind::handle block);
 // The team a collective's `team=` argument names: None (null) is the world team (made on first
 // use, collectively, like team_world).
 Team team_or_world(const PyRuntime& rt, const PyTeam* team, const char* what);

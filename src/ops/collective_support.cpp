@@ -22,6 +22,13 @@ std::uint64_t TeamEpochs::next_check(const void* workspace) {
   return checks_[workspace]++;
 }
 
+void TeamEpochs::forget(const void* workspace) {
+  std::lock_guard lock(mu_);
+  used_.erase(workspace);
+  checks_.erase(workspace);
+  std::erase_if(seen_, [&](const Key& k) { return std::get<0>(k) == workspace; });
+}
+
 TeamEpochs& team_epochs(Runtime& rt) { return tessera::detail::op_cache(rt).get<TeamEpochs>(); }
 
 Agreement agree(Runtime& rt, const Team& team, const CallDescriptor& call, const char* what) {

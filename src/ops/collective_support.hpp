@@ -168,6 +168,10 @@ class TeamEpochs {
   bool first_call(const void* workspace, const CallDescriptor& call);
   // Counts a check on the stream on the team; returns the number of checks before it.
   std::uint64_t next_check(const void* workspace);
+  // Drops what this PE counted on the team of `workspace`: a team maker gives a workspace whose
+  // words are zero (the block may have been another team's, freed since), so its counts start
+  // at zero too.
+  void forget(const void* workspace);
 
  private:
   using Key = std::tuple<const void*, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,

@@ -3,6 +3,7 @@
 // teams on different PEs (team_node) still make the same allocation everywhere.
 #include "tessera/team.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,11 @@ std::string describe(const Team& t) {
 // agreement records of ops/collective_support.hpp, then the device team barrier's words at its
 // end: device::TeamBarrierWords), visible to every PE before any uses it.
 Team with_workspace(Runtime& rt, Team team) {
-  const std::size_t bytes = ops::support::team_workspace_bytes(rt.n_pes()) +
-                            device::TeamBarrierWords::bytes_for(rt.n_pes());
+  const std::size_t bytes = team_workspace_size(rt);
   team.workspace = rt.malloc(bytes, 64);
   team.workspace_bytes = bytes;
   detail::zero_heap(rt, team.workspace, bytes);
+  ops::support::team_epochs(rt).forget(team.workspace);
   // No member may signal into the words before every PE has zeroed its own.
   rt.barrier();
   return team;
@@ -88,6 +89,40 @@ Team team_split_strided(Runtime& rt, const Team& parent, int start, int stride, 
              "parent team " + describe(parent));
   }
   return with_workspace(rt, strided(rt.pe(), parent.pe(start), parent.stride * stride, size));
+}
+
+std::size_t team_workspace_size(const Runtime& rt) {
+  return ops::support::team_workspace_bytes(rt.n_pes()) +
+         device::TeamBarrierWords::bytes_for(rt.n_pes());
+}
+
+Team team_over_block(Runtime& rt, int start, int stride, int size, void* block, std::size_t bytes) {
+  const int pe = rt.pe();
+  if (size < 1 || start < 0 || stride < 1 ||
+      static_cast<long>(start) + static_cast<long>(size - 1) * stride >= rt.n_pes()) {
+    fail(pe, "team_over_block",
+         "PEs start " + std::to_string(start) + ", stride " + std::to_string(stride) + ", size " +
+             std::to_string(size) + " must be >= 0, >= 1, >= 1 and lie inside the job's " +
+             std::to_string(rt.n_pes()) + " PEs");
+  }
+  Team team = strided(pe, start, stride, size);
+  if (!team.is_member()) {
+    fail(pe, "team_over_block", "this PE is not one of the members " + describe(team));
+  }
+  const std::size_t need = team_workspace_size(rt);
+  if (block == nullptr || bytes < need || !rt.in_heap(block, need) ||
+      reinterpret_cast<std::uintptr_t>(block) % 64 != 0) {
+    fail(pe, "team_over_block",
+         "the block must be " + std::to_string(need) +
+             " bytes of the symmetric heap, 64-byte aligned (got " + std::to_string(bytes) +
+             " bytes" + (block != nullptr && rt.in_heap(block, 1) ? "" : ", not in the heap") +
+             ")");
+  }
+  team.workspace = block;
+  team.workspace_bytes = need;
+  detail::zero_heap(rt, block, need);
+  ops::support::team_epochs(rt).forget(block);
+  return team;
 }
 
 }  // namespace tessera

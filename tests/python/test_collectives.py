@@ -118,6 +118,44 @@ def test_split_strided_rejects_ranks_outside_the_parent(rt):
         rt.team_split_strided("world", 0, 1, 1)
 
 
+def test_team_over_block_is_made_by_its_members_only(rt):
+    """The odd PEs make a team over a block reserved collectively before, without the even PEs
+    taking part; after a barrier it runs collectives. Then the refusals."""
+    size = rt.team_workspace_size
+    assert size > 0
+    block = rt.zeros(size, "uint8")  # collective: the same offset on every PE
+    recv = rt.zeros(4, "int64")
+    odd = list(range(1, rt.n_pes, 2))
+    team = None
+    if rt.pe in odd:
+        team = rt.team_over_block(1, 2, len(odd), block)
+        assert (team.start, team.stride, team.size, team.my_rank) == (1, 2, len(odd), odd.index(rt.pe))
+    rt.barrier()  # every member zeroed its workspace before any member signals into it
+    if team is not None and all_mapped_here(rt, odd):
+        for i in range(3):
+            tessera.ops.all_reduce(rt, np.full(4, rt.pe + i, np.int64), recv, team=team)
+            rt.synchronize()
+            assert (np.from_dlpack(recv) == sum(p + i for p in odd)).all()
+    rt.barrier()
+    with pytest.raises(tessera.InvalidArgumentError, match="lie inside the job"):
+        rt.team_over_block(0, 1, rt.n_pes + 1, block)
+    if rt.n_pes > 1:
+        outsider = 0 if rt.pe != 0 else 1
+        with pytest.raises(tessera.InvalidArgumentError, match="this PE is not one of the members"):
+            rt.team_over_block(outsider, rt.n_pes, 1, block)
+    with pytest.raises(tessera.InvalidArgumentError, match="bytes of the symmetric heap"):
+        rt.team_over_block(rt.pe, 1, 1, np.from_dlpack(block)[: size // 2])
+    with pytest.raises(tessera.InvalidArgumentError, match="point into the symmetric heap|not in the heap"):
+        rt.team_over_block(rt.pe, 1, 1, np.zeros(size, np.uint8))
+    rt.barrier()
+    recv.free()
+    block.free()
+
+
+def all_mapped_here(rt, pes):
+    return all(rt.transport(p) in ("self", "mapped") for p in pes)
+
+
 @pytest.mark.parametrize("kind", ["world", "node", "stride2"])
 @pytest.mark.parametrize("algo", ["auto", "one_shot", "two_shot", "ring"])
 def test_all_reduce_matches_numpy(rt, kind, algo):
