@@ -11,9 +11,10 @@ Each process is one PE. The backend starts its own runtime from the process grou
 
 Ordinary tensors are staged through symmetric heap buffers the backend owns (grown collectively,
 freed when the group is destroyed). Every call completes before it returns; its ``Work`` is
-already complete and its future holds the output tensors. Groups are the whole world (any
-``new_group`` of every rank); a group of fewer ranks raises ``ValueError`` on its members.
-See docs/python.md, "torch.distributed backend".
+already complete and its future holds the output tensors. A ``new_group`` of fewer ranks (evenly
+spaced: a Tessera team is strided) is a Tessera team over a slot of memory the first group of
+every rank reserved for sub-groups (``TESSERA_DIST_SUBGROUPS`` slots). See docs/python.md,
+"torch.distributed backend".
 """
 
 from __future__ import annotations
@@ -46,6 +47,21 @@ _GROUPS = 0  # live ProcessGroupTessera objects on _RUNTIME
 
 # A p2p message moves through one slot per (sender, receiver) pair of this many bytes.
 P2P_SLOT_BYTES = 1 << 20
+
+# Sub-groups: the first group of every rank reserves (collectively) this many slots, each a team
+# workspace and a staging buffer of SUBGROUP_STAGING_BYTES; a sub-group takes the next slot (a
+# counter in that group's store) and keeps it until the reserving group is destroyed. Calls larger
+# than the staging buffer move in pieces.
+def _env_count(name: str, default: int, least: int) -> int:
+    text = os.environ.get(name) or str(default)
+    if not text.isdigit() or int(text) < least:
+        raise InvalidArgumentError(f"{name}: expected a whole number >= {least}, saw {text!r}")
+    return int(text)
+
+
+SUBGROUP_SLOTS = _env_count("TESSERA_DIST_SUBGROUPS", 8, 0)
+SUBGROUP_STAGING_BYTES = _env_count("TESSERA_DIST_SUBGROUP_STAGING", 4 << 20, 64)
+_POOL = None  # (owner group, the heap array, its torch view, slot bytes, workspace bytes)
 
 _DTYPES = (_torch.float32, _torch.bfloat16, _torch.float16, _torch.int32, _torch.int64)
 
@@ -107,7 +123,7 @@ def _start_runtime(store, rank: int, size: int, timeout: datetime.timedelta):
 
 def _create(opts, backend_options):
     """The creator init_process_group / new_group call (extended API) on each member."""
-    global _RUNTIME, _OWNED, _GROUPS
+    global _RUNTIME, _OWNED, _GROUPS, _POOL
     rank, size = opts.group_rank, opts.group_size
     ranks = list(opts.global_ranks_in_group) or list(range(size))
     with _LOCK:
@@ -117,14 +133,43 @@ def _create(opts, backend_options):
             _RUNTIME, _OWNED = _start_runtime(opts.store, rank, size, opts.timeout), True
         rt = _RUNTIME
         if ranks != list(range(rt.n_pes)):
-            _fail(f"a group of ranks {ranks} is not the whole world ({rt.n_pes} ranks): groups of "
-                  "fewer ranks are not supported yet; give them another backend "
-                  "(new_group(ranks, backend=\"gloo\"))")
+            return _sub_group(rt, opts, ranks)
         if rank != rt.pe or size != rt.n_pes:
             _fail(f"the group's rank {rank} of {size} is not the runtime's PE {rt.pe} of {rt.n_pes}")
         group = ProcessGroupTessera(rt, opts.store, opts.timeout)
         _GROUPS += 1
+        if _POOL is None and SUBGROUP_SLOTS > 0 and rt.n_pes > 1:  # collective, as this group is
+            workspace = -(-rt.team_workspace_size // 64) * 64
+            slot = workspace + -(-SUBGROUP_STAGING_BYTES // 64) * 64
+            pool = rt.empty((SUBGROUP_SLOTS * slot,), "uint8")
+            _POOL = (group, pool, _torch.from_dlpack(pool), slot, workspace)
         return group
+
+
+def _sub_group(rt, opts, ranks):
+    """A group of some of the ranks: a Tessera team (members only) over the next pool slot."""
+    if _POOL is None:
+        _fail(f"a group of ranks {ranks}: make a \"tessera\" group of every rank first "
+              "(init_process_group(\"tessera\")); its creation reserves the sub-groups' memory")
+    stride = ranks[1] - ranks[0] if len(ranks) > 1 else 1
+    if any(b - a != stride for a, b in zip(ranks, ranks[1:])) or stride < 1:
+        _fail(f"a group of ranks {ranks} is not evenly spaced, and a Tessera team is strided "
+              "(start, start + stride, ...); give it another backend (new_group(ranks, "
+              "backend=\"gloo\"))")
+    owner, _, pool, slot_bytes, workspace = _POOL
+    store = opts.store
+    if opts.group_rank == 0:  # the owner's store counts the slots every sub-group took
+        store.set("tessera/slot", str(owner._store.add("tessera/subgroups", 1) - 1))
+    slot = int(store.get("tessera/slot").decode())
+    if slot >= SUBGROUP_SLOTS:
+        _fail(f"a group of ranks {ranks} would be sub-group {slot + 1}, but the first group "
+              f"reserved {SUBGROUP_SLOTS} (set TESSERA_DIST_SUBGROUPS before it is made)")
+    base = slot * slot_bytes
+    team = rt.team_over_block(ranks[0], stride, len(ranks), pool[base:base + workspace])
+    group = ProcessGroupTessera(rt, store, opts.timeout, team=team,
+                                staging=pool[base + workspace:base + slot_bytes])
+    group._store_barrier("created")  # every member zeroed its workspace before any uses it
+    return group
 
 
 class _CompletedWork(_dist.Work):
@@ -196,22 +241,30 @@ def _check(t: _torch.Tensor, what: str) -> None:
 
 
 class ProcessGroupTessera(_C10dBackend):
-    """The c10d backend object of one group (the whole world) over a tessera.Runtime."""
+    """The c10d backend object of one group over a tessera.Runtime: every rank (team None), or a
+    sub-group (a Tessera team made by its members, staging a fixed slot of the pool)."""
 
-    def __init__(self, rt, store, timeout: datetime.timedelta):
-        super().__init__(rt.pe, rt.n_pes)
+    def __init__(self, rt, store, timeout: datetime.timedelta, team=None, staging=None):
+        self._team = team
+        self._rank, self._n = (rt.pe, rt.n_pes) if team is None else (team.my_rank, team.size)
+        super().__init__(self._rank, self._n)
         self._rt = rt
         self._store = store  # the group's c10d store: the agreement checks go through it
         own = os.environ.get("TESSERA_TIMEOUT")
         self._timeout = datetime.timedelta(seconds=float(own)) if own and float(own) > 0 else timeout
         self._agreed = set()  # call signatures every rank has been checked to make alike
         self._checks = 0
-        self._staging = self._staging_view = None  # a uint8 heap array (grown collectively)
-        n = rt.n_pes  # the send/recv buffers: every member makes the group together
-        self._p2p = (rt.zeros((n, P2P_SLOT_BYTES), "uint8"), rt.zeros((n,), "uint64"),
-                     rt.zeros((n,), "uint64"), rt.zeros((n, 2), "uint64"))
-        # Their NumPy views (slots, ready, credit, header), made once: send/recv index them.
-        self._mail = tuple(_np.from_dlpack(a) for a in self._p2p)
+        self._barriers = 0
+        # A uint8 heap array grown collectively (every rank), or a sub-group's fixed slot view.
+        self._staging, self._staging_view = None, staging
+        self._p2p = self._mail = None
+        self._pool = _POOL  # a sub-group's slot lives as long as this reservation
+        if team is None:
+            n = rt.n_pes  # the send/recv buffers: every member makes the group together
+            self._p2p = (rt.zeros((n, P2P_SLOT_BYTES), "uint8"), rt.zeros((n,), "uint64"),
+                         rt.zeros((n,), "uint64"), rt.zeros((n, 2), "uint64"))
+            # Their NumPy views (slots, ready, credit, header), made once: send/recv index them.
+            self._mail = tuple(_np.from_dlpack(a) for a in self._p2p)
         self._sent = [0] * rt.n_pes  # messages chunks sent to / received from each PE
         self._received = [0] * rt.n_pes
         self._closed = False
@@ -231,16 +284,35 @@ class ProcessGroupTessera(_C10dBackend):
 
     # ---- staging ----------------------------------------------------------------------------
     def _buffer(self, count: int, dtype) -> _torch.Tensor:
-        """A heap tensor of `count` elements (collective when it grows: every rank makes the same
-        calls in the same order, as c10d requires)."""
+        """A heap tensor of `count` elements at the same offset on every member: the group's
+        buffer, grown collectively (every rank makes the same calls in the same order, as c10d
+        requires); a sub-group's is its fixed slot, which _piece keeps calls within."""
         nbytes = max(64, count * dtype.itemsize)
-        if self._staging is None or self._staging.nbytes < nbytes:
+        if self._team is None and (self._staging is None or self._staging.nbytes < nbytes):
             if self._staging is not None:
                 self._staging.free()
             self._staging = None
             self._staging = self._rt.empty((1 << (nbytes - 1).bit_length(),), "uint8")
             self._staging_view = _torch.from_dlpack(self._staging)
         return self._staging_view[:nbytes].view(dtype)[:count]
+
+    def _piece(self, count: int, dtype, blocks: int = 1) -> int:
+        """How many of `count` elements (per block, `blocks` blocks staged together) one call
+        moves: all of them, but on a sub-group what its slot holds."""
+        if self._team is None:
+            return max(1, count)
+        return max(1, min(count, self._staging_view.numel() // (blocks * dtype.itemsize)))
+
+    def _store_barrier(self, what: str) -> None:
+        """Every member has got here (through the group's store), within the timeout."""
+        seq, self._barriers = self._barriers, self._barriers + 1
+        keys = [f"tessera/{what}/{seq}/{r}" for r in range(self._n)]
+        self._store.set(keys[self._rank], "1")
+        try:
+            self._store.wait(keys, self._timeout)
+        except RuntimeError as e:
+            raise _TimeoutError(f"tessera backend: rank {self._rank} waited for the group's "
+                                f"{what} {self._timeout.total_seconds():g} s ({e})") from None
 
     def _agree(self, call: str) -> None:
         """The first time this rank makes `call` (an op, its sizes, dtype and options), checks
@@ -250,14 +322,14 @@ class ProcessGroupTessera(_C10dBackend):
             return
         self._agreed.add(call)  # checked even when the check fails, as the ops record theirs
         seq, self._checks = self._checks, self._checks + 1
-        keys = [f"tessera/agree/{seq}/{r}" for r in range(self._rt.n_pes)]
-        self._store.set(keys[self._rt.pe], call)
+        keys = [f"tessera/agree/{seq}/{r}" for r in range(self._n)]
+        self._store.set(keys[self._rank], call)
         try:
             self._store.wait(keys, self._timeout)
         except RuntimeError as e:  # a rank did not make a call to compare within the timeout
-            raise _TimeoutError(f"tessera backend: rank {self._rt.pe} made {call}, and not every "
-                                   f"rank made a call within {self._timeout.total_seconds():g} s "
-                                   f"({e})") from None
+            raise _TimeoutError(f"tessera backend: rank {self._rank} made {call}, and not every "
+                                f"rank made a call within {self._timeout.total_seconds():g} s "
+                                f"({e})") from None
         calls = [self._store.get(k).decode() for k in keys]
         if any(c != call for c in calls):
             _fail("the ranks made different calls: " +
@@ -267,6 +339,9 @@ class ProcessGroupTessera(_C10dBackend):
         with _LOCK:
             if self._closed:
                 raise RuntimeError("tessera backend: the process group was destroyed")
+            if self._team is not None and (_POOL is not self._pool or not self._rt.valid):
+                raise RuntimeError("tessera backend: this sub-group's memory went with the group of "
+                                   "every rank that reserved it, which was destroyed")
             fn()
             self._rt.synchronize()
 
@@ -276,13 +351,15 @@ class ProcessGroupTessera(_C10dBackend):
             _check(t, "allreduce's tensor")
             op = _reduce_name(opts.reduceOp, t.dtype)
             self._agree(f"all_reduce({t.numel()} x {t.dtype}, {op})")
-            if t.numel() == 0:
-                continue
-            recv = self._buffer(t.numel(), t.dtype)
-            self._run(lambda: _ops.all_reduce(self._rt, t.view(-1), recv, op=op))
-            _copy(t, recv)
+            flat = t.view(-1)
+            step = self._piece(flat.numel(), t.dtype)
+            for lo in range(0, flat.numel(), step):
+                part = flat[lo:lo + step]
+                recv = self._buffer(part.numel(), t.dtype)
+                self._run(lambda: _ops.all_reduce(self._rt, part, recv, op=op, team=self._team))
+                _copy(part, recv)
             if _is_avg(opts.reduceOp):
-                t.div_(self._rt.n_pes)
+                t.div_(self._n)
         return _done(tensors)
 
     def allreduce_coalesced(self, tensors, opts):
@@ -291,24 +368,34 @@ class ProcessGroupTessera(_C10dBackend):
     def _allgather_base(self, output, input, opts):
         _check(input, "all_gather's input")
         _check(output, "all_gather's output")
-        n = self._rt.n_pes
+        n = self._n
         if output.numel() != n * input.numel() or output.dtype != input.dtype:
             _fail(f"all_gather_into_tensor: output has {output.numel()} {output.dtype} elements, "
                   f"expected {n} x {input.numel()} {input.dtype}")
         self._agree(f"all_gather({input.numel()} x {input.dtype})")
         if input.numel() == 0:
             return _done([output])
-        recv = self._buffer(output.numel(), input.dtype)
-        self._run(lambda: _ops.all_gather(self._rt, input.view(-1), recv.view(n, -1)))
-        _copy(output, recv)
+        if self._team is None:
+            recv = self._buffer(output.numel(), input.dtype)
+            self._run(lambda: _ops.all_gather(self._rt, input.view(-1), recv.view(n, -1)))
+            _copy(output, recv)
+            return _done([output])
+        # On a team: an all-to-all of n copies of the input (all_gather has no team).
+        flat, out = input.view(-1), output.view(n, -1)
+        step = self._piece(flat.numel(), input.dtype, n)
+        for lo in range(0, flat.numel(), step):
+            send = flat[lo:lo + step].repeat(n)
+            recv = self._buffer(send.numel(), input.dtype)
+            self._run(lambda: _ops.all_to_all(self._rt, send, recv, team=self._team))
+            out[:, lo:lo + step].copy_(recv.view(n, -1))
         return _done([output])
 
     def allgather(self, output_tensors, input_tensors, opts):
         for outs, t in zip(output_tensors, input_tensors):
-            if len(outs) != self._rt.n_pes or any(o.shape != t.shape for o in outs):
-                _fail(f"all_gather: expected {self._rt.n_pes} output tensors of shape {tuple(t.shape)}")
+            if len(outs) != self._n or any(o.shape != t.shape for o in outs):
+                _fail(f"all_gather: expected {self._n} output tensors of shape {tuple(t.shape)}")
             _check(t, "all_gather's input")
-            gathered = _torch.empty((self._rt.n_pes, *t.shape), dtype=t.dtype)
+            gathered = _torch.empty((self._n, *t.shape), dtype=t.dtype)
             self._allgather_base(gathered, t, opts)
             for o, g in zip(outs, gathered):
                 o.copy_(g)
@@ -317,7 +404,7 @@ class ProcessGroupTessera(_C10dBackend):
     def _reduce_scatter_base(self, output, input, opts):
         _check(input, "reduce_scatter's input")
         _check(output, "reduce_scatter's output")
-        n = self._rt.n_pes
+        n = self._n
         if input.numel() != n * output.numel() or output.dtype != input.dtype:
             _fail(f"reduce_scatter_tensor: input has {input.numel()} {input.dtype} elements, "
                   f"expected {n} x {output.numel()} {output.dtype}")
@@ -325,17 +412,21 @@ class ProcessGroupTessera(_C10dBackend):
         self._agree(f"reduce_scatter({output.numel()} x {input.dtype} per rank, {op})")
         if output.numel() == 0:
             return _done([output])
-        recv = self._buffer(output.numel(), input.dtype)
-        self._run(lambda: _ops.reduce_scatter(self._rt, input.view(-1), recv, op=op))
-        _copy(output, recv)
+        blocks, out = input.view(n, -1), output.view(-1)
+        step = self._piece(out.numel(), input.dtype)
+        for lo in range(0, out.numel(), step):
+            send = input.view(-1) if step >= out.numel() else blocks[:, lo:lo + step].contiguous().view(-1)
+            recv = self._buffer(send.numel() // n, input.dtype)
+            self._run(lambda: _ops.reduce_scatter(self._rt, send, recv, op=op, team=self._team))
+            _copy(out[lo:lo + recv.numel()], recv)
         if _is_avg(opts.reduceOp):
             output.div_(n)
         return _done([output])
 
     def reduce_scatter(self, output_tensors, input_tensors, opts):
         for out, ins in zip(output_tensors, input_tensors):
-            if len(ins) != self._rt.n_pes or any(i.shape != out.shape for i in ins):
-                _fail(f"reduce_scatter: expected {self._rt.n_pes} input tensors of shape {tuple(out.shape)}")
+            if len(ins) != self._n or any(i.shape != out.shape for i in ins):
+                _fail(f"reduce_scatter: expected {self._n} input tensors of shape {tuple(out.shape)}")
             self._reduce_scatter_base(out, _torch.cat([i.reshape(-1) for i in ins]), opts)
         return _done(output_tensors)
 
@@ -344,19 +435,21 @@ class ProcessGroupTessera(_C10dBackend):
         for t in tensors:
             _check(t, "broadcast's tensor")
             self._agree(f"broadcast({t.numel()} x {t.dtype}, root {root})")
-            if t.numel() == 0:
-                continue
-            recv = self._buffer(t.numel(), t.dtype)
-            send = t.view(-1) if self._rt.pe == root else None
-            self._run(lambda: _ops.broadcast(self._rt, send, recv, root=root))
-            if self._rt.pe != root:
-                _copy(t, recv)
+            flat = t.view(-1)
+            step = self._piece(flat.numel(), t.dtype)
+            for lo in range(0, flat.numel(), step):
+                part = flat[lo:lo + step]
+                recv = self._buffer(part.numel(), t.dtype)
+                send = part if self._rank == root else None
+                self._run(lambda: _ops.broadcast(self._rt, send, recv, root=root, team=self._team))
+                if self._rank != root:
+                    _copy(part, recv)
         return _done(tensors)
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts):
         _check(input, "all_to_all's input")
         _check(output, "all_to_all's output")
-        n = self._rt.n_pes
+        n = self._n
         if output.dtype != input.dtype:
             _fail(f"all_to_all_single: output is {output.dtype}, input {input.dtype}")
         if not output_split_sizes and not input_split_sizes:
@@ -366,9 +459,17 @@ class ProcessGroupTessera(_C10dBackend):
             self._agree(f"all_to_all({input.numel()} x {input.dtype})")
             if input.numel() == 0:
                 return _done([output])
-            recv = self._buffer(output.numel(), input.dtype)
-            self._run(lambda: _ops.all_to_all(self._rt, input.view(-1), recv))
-            _copy(output, recv)
+            block = input.numel() // n
+            ins, outs = input.view(n, block), output.view(n, block)
+            step = self._piece(block, input.dtype, n)
+            for lo in range(0, block, step):
+                send = input.view(-1) if step >= block else ins[:, lo:lo + step].contiguous().view(-1)
+                recv = self._buffer(send.numel(), input.dtype)
+                self._run(lambda: _ops.all_to_all(self._rt, send, recv, team=self._team))
+                if step >= block:
+                    _copy(output, recv)
+                else:
+                    outs[:, lo:lo + step].copy_(recv.view(n, -1))
             return _done([output])
         row_in = input[0].numel() if input.dim() > 0 and input.shape[0] else 1
         row_out = output[0].numel() if output.dim() > 0 and output.shape[0] else 1
@@ -379,21 +480,25 @@ class ProcessGroupTessera(_C10dBackend):
             _fail(f"all_to_all_single: split sizes {send_rows} / {recv_rows} do not fit "
                   f"{n} ranks and the tensors' {input.shape[0]} / {output.shape[0]} rows")
         self._agree(f"all_to_all_v({input.dtype})")  # the counts differ from rank to rank
+        if self._team is not None and output.numel() * output.element_size() > self._staging_view.numel():
+            _fail(f"all_to_all_single with split sizes on a sub-group: rank {self._rank} receives "
+                  f"{output.numel() * output.element_size()} bytes, more than the sub-group's "
+                  f"{self._staging_view.numel()}-byte staging (TESSERA_DIST_SUBGROUP_STAGING)")
         send_counts = _torch.tensor([r * row_in for r in send_rows], dtype=_torch.int64)
         recv_counts = _torch.zeros(n, dtype=_torch.int64)
         recv_offsets = _torch.zeros(n, dtype=_torch.int64)
         recv = self._buffer(output.numel(), input.dtype)
         self._run(lambda: _ops.all_to_all_v(self._rt, input.view(-1), send_counts, recv, recv_counts,
-                                            recv_offsets))
+                                            recv_offsets, team=self._team))
         expected = [r * row_out for r in recv_rows]
         if recv_counts.tolist() != expected:
-            _fail(f"all_to_all_single: rank {self._rt.pe} expected {expected} elements from the "
+            _fail(f"all_to_all_single: rank {self._rank} expected {expected} elements from the "
                   f"ranks (output_split_sizes), they sent {recv_counts.tolist()}")
         _copy(output, recv)
         return _done([output])
 
     def alltoall(self, output_tensors, input_tensors, opts):
-        n = self._rt.n_pes
+        n = self._n
         if len(output_tensors) != n or len(input_tensors) != n:
             _fail(f"all_to_all: expected {n} input and {n} output tensors")
         for t in (*output_tensors, *input_tensors):
@@ -417,8 +522,13 @@ class ProcessGroupTessera(_C10dBackend):
         return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)
 
     def barrier(self, opts=None):
-        with _LOCK:
-            self._rt.barrier()
+        if self._team is None:
+            with _LOCK:
+                self._rt.barrier()
+        else:  # a one-element all-reduce on the team: no member returns before all arrived
+            one = _torch.ones(1, dtype=_torch.int32)
+            recv = self._buffer(1, _torch.int32)
+            self._run(lambda: _ops.all_reduce(self._rt, one, recv, team=self._team))
         return _done([])
 
     # ---- point to point ----------------------------------------------------------------------
@@ -436,7 +546,13 @@ class ProcessGroupTessera(_C10dBackend):
         for c in range(max(1, -(-data.numel() // P2P_SLOT_BYTES))):
             yield c, data[c * P2P_SLOT_BYTES:(c + 1) * P2P_SLOT_BYTES]
 
+    def _no_p2p_on_sub_groups(self):
+        if self._team is not None:
+            _fail("send/recv on a sub-group is not supported yet: send on the group of every rank "
+                  "(its rank of a sub-group's rank r is dist.get_global_rank(group, r))")
+
     def send(self, tensors, dst, tag):
+        self._no_p2p_on_sub_groups()
         slots, ready, credit, header = self._mail
         me = self._rt.pe
         with _LOCK:
@@ -453,6 +569,7 @@ class ProcessGroupTessera(_C10dBackend):
         return _done(tensors)
 
     def recv(self, tensors, src, tag):
+        self._no_p2p_on_sub_groups()
         slots, ready, credit, header = self._mail
         me = self._rt.pe
         with _LOCK:
@@ -477,17 +594,23 @@ class ProcessGroupTessera(_C10dBackend):
         self._close()
 
     def _close(self):
-        global _RUNTIME, _GROUPS, _OWNED
+        global _RUNTIME, _GROUPS, _OWNED, _POOL
         with _LOCK:
             if self._closed:
                 return
             self._closed = True
             rt, self._rt = self._rt, None
+            if self._team is not None:  # a sub-group: its slot stays reserved, nothing to free
+                self._staging_view = self._pool = None
+                return
             _GROUPS -= 1
             if rt.valid:  # (a runtime given by set_runtime may have been finalized already)
-                for a in (self._staging, *(self._p2p or ())):
+                owned_pool = _POOL is not None and _POOL[0] is self
+                for a in (self._staging, *(self._p2p or ()), _POOL[1] if owned_pool else None):
                     if a is not None:
                         a.free()  # collective: every rank destroys the group
+                if owned_pool:
+                    _POOL = None
             self._staging = self._staging_view = self._p2p = self._mail = None
             if _GROUPS == 0 and _OWNED and _RUNTIME is rt:
                 rt.finalize()
@@ -502,11 +625,12 @@ def _drop_at_exit() -> None:
     """A program that never called destroy_process_group: the groups, which torch keeps until
     after the interpreter has gone, let go of the runtime and its arrays while Python still runs
     (the runtime then ends as an unfinalized one does)."""
-    global _RUNTIME, _OWNED
+    global _RUNTIME, _OWNED, _POOL
     for group in list(_LIVE):
         group._closed = True
         group._rt = group._staging = group._staging_view = group._p2p = group._mail = None
-    _RUNTIME, _OWNED = None, False
+        group._pool = group._team = None
+    _RUNTIME, _OWNED, _POOL = None, False, None
 
 
 _dist.Backend.register_backend(BACKEND_NAME, _create, extended_api=True, devices=["cpu"])

@@ -22,14 +22,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_job(scenario, world, timeout_s=150, tessera_timeout="30"):
+def run_job(scenario, world, timeout_s=150, tessera_timeout="30", extra_env=None):
     """Every rank's (exit status, output); kills the job past timeout_s."""
     port = free_port()
     procs = []
     for rank in range(world):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
                    LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   TESSERA_TIMEOUT=tessera_timeout)
+                   TESSERA_TIMEOUT=tessera_timeout, **(extra_env or {}))
         for k in ("TESSERA_UNIQUE_ID", "TESSERA_RANK", "TESSERA_SIZE"):  # not a tessera-run job
             env.pop(k, None)
         procs.append(subprocess.Popen([sys.executable, str(JOB), scenario], env=env, text=True,
@@ -55,6 +55,11 @@ def assert_ok(results, scenario):
 @pytest.mark.parametrize("world", [1, 2, 4, 5])
 def test_every_call_matches_its_reference(world):
     assert_ok(run_job("collectives", world), "collectives")
+
+
+@pytest.mark.parametrize("world", [4, 5])
+def test_sub_groups_are_tessera_teams(world):
+    assert_ok(run_job("subgroups", world, extra_env={"TESSERA_DIST_SUBGROUP_STAGING": "65536"}), "subgroups")
 
 
 def test_bad_input_raises_on_every_rank_and_the_group_goes_on():

@@ -10,6 +10,10 @@ for a ctest entry under torchrun. Usage: dist_job.py <scenario>
     fsdp          the same MLP under FSDP2 (fully_shard) for 5 steps against one process
     rank-dies     rank 1 exits in the middle of a step; the others' next call raises
     shared-runtime  a runtime of the program's own (set_runtime) serves the group and tessera.torch
+    subgroups     new_group of evenly spaced ranks (overlapping groups, P = 4 and 5): every call
+                  against a reference, larger than the staging (moved in pieces), DDP on a
+                  sub-group against gloo on the same ranks; refused: uneven ranks, send/recv,
+                  more sub-groups than reserved
 
 Prints "rank r: ok <scenario>" at the end (rank-dies: "rank r: saw <Error>"); any failure is an
 exception (exit 1)."""
@@ -138,12 +142,101 @@ def collectives(rank, world):
     dist.all_reduce(t, group=everyone)
     assert torch.equal(t, torch.stack(ref(4, torch.int64)).sum(0))
     if world > 1:  # every rank calls new_group; only its member (rank 0) makes the backend
+        alone = dist.new_group([0])
         if rank == 0:
-            expect_raises("new_group([0])", lambda: dist.new_group([0]), "not the whole world")
-        else:
-            dist.new_group([0])
+            t = torch.full((5,), 3.0)
+            dist.all_reduce(t, group=alone)
+            assert torch.equal(t, torch.full((5,), 3.0))
     assert td.runtime() is not None and td.runtime().n_pes == world
     assert dist.get_backend() == "tessera"
+
+
+def sub_group_calls(rank, ranks, g, count):
+    """Every collective on sub-group g (ranks) against its reference, `count` elements a rank."""
+    me, n = ranks.index(rank), len(ranks)
+    t = data(rank, count, torch.float32)
+    dist.all_reduce(t, group=g)
+    assert torch.equal(t, sum(data(r, count, torch.float32) for r in ranks)), (ranks, "all_reduce")
+    t = data(rank, count, torch.bfloat16)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX, group=g)
+    assert torch.equal(t, torch.stack([data(r, count, torch.bfloat16) for r in ranks]).max(0).values)
+    out = torch.empty(n * count, dtype=torch.int64)
+    dist.all_gather_into_tensor(out, data(rank, count, torch.int64), group=g)
+    assert torch.equal(out, torch.cat([data(r, count, torch.int64) for r in ranks])), (ranks, "all_gather")
+    outs = [torch.empty(count) for _ in ranks]
+    dist.all_gather(outs, data(rank, count, torch.float32), group=g)
+    assert all(torch.equal(o, data(r, count, torch.float32)) for o, r in zip(outs, ranks))
+    o = torch.empty(count)
+    dist.reduce_scatter_tensor(o, data(rank, n * count, torch.float32, salt=1), group=g)
+    want = sum(data(r, n * count, torch.float32, salt=1) for r in ranks)[me * count:(me + 1) * count]
+    assert torch.equal(o, want), (ranks, "reduce_scatter")
+    b = data(rank, count, torch.float16, salt=2)
+    dist.broadcast(b, src=ranks[-1], group=g)  # src: a global rank
+    assert torch.equal(b, data(ranks[-1], count, torch.float16, salt=2)), (ranks, "broadcast")
+    a = data(rank, n * count, torch.int32, salt=3)
+    ao = torch.empty_like(a)
+    dist.all_to_all_single(ao, a, group=g)
+    want = torch.cat([data(r, n * count, torch.int32, salt=3)[me * count:(me + 1) * count] for r in ranks])
+    assert torch.equal(ao, want), (ranks, "all_to_all")
+    rows = [1 + (me + q) % n for q in range(n)]  # uneven splits
+    v = data(rank, sum(rows), torch.float32, salt=4)
+    got = [1 + (q + me) % n for q in range(n)]
+    vo = torch.empty(sum(got))
+    dist.all_to_all_single(vo, v, output_split_sizes=got, input_split_sizes=rows, group=g)
+    parts = []
+    for q, r in enumerate(ranks):
+        theirs = [1 + (q + x) % n for x in range(n)]
+        start = sum(theirs[:me])
+        parts.append(data(r, sum(theirs), torch.float32, salt=4)[start:start + theirs[me]])
+    assert torch.equal(vo, torch.cat(parts)), (ranks, "all_to_all_v")
+    dist.barrier(group=g)
+
+
+def subgroups(rank, world):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    # Every rank calls new_group for every group; the members of each make its backend. Pairs of
+    # neighbours and strided columns overlap; the staging is 64 KiB (the job sets it), so the
+    # 20000-element calls move in pieces.
+    layouts = [list(range(0, world, 2)), list(range(1, world, 2)), [0, 1], [world - 2, world - 1],
+               list(range(1, world))]
+    groups = [(ranks, dist.new_group(ranks)) for ranks in layouts]
+    for ranks, g in groups:
+        if rank in ranks:
+            for count in (1, 7, 20000):
+                sub_group_calls(rank, ranks, g, count)
+    # DDP on a sub-group (the even ranks) against gloo on the same ranks.
+    even = layouts[0]
+    tg, gg = groups[0][1], dist.new_group(even, backend="gloo")
+    if rank in even:
+        models = {"tessera": DDP(mlp(2), process_group=tg), "gloo": DDP(mlp(2), process_group=gg)}
+        opts = {k: torch.optim.SGD(m.parameters(), lr=0.05) for k, m in models.items()}
+        for step in range(5):
+            x, y = batch(rank, step)
+            for k, m in models.items():
+                opts[k].zero_grad()
+                torch.nn.functional.mse_loss(m(x), y).backward()
+                opts[k].step()
+        for a, b in zip(models["tessera"].module.parameters(), models["gloo"].module.parameters()):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    # Refused, on the members: ranks not evenly spaced; send/recv; more sub-groups than reserved.
+    uneven = [0, 1, 3]
+    if rank in uneven:
+        expect_raises("uneven", lambda: dist.new_group(uneven), "not evenly spaced")
+    else:
+        dist.new_group(uneven)
+    pair = groups[2][1]
+    if rank in (0, 1):
+        expect_raises("send on a sub-group", lambda: dist.send(torch.ones(2), dst=1 - rank, group=pair),
+                      "not supported yet")
+    taken = len(layouts)  # slots taken so far: the groups above (the uneven one took none)
+    for i in range(td.SUBGROUP_SLOTS - taken):
+        dist.new_group([0, 1])
+    if rank in (0, 1):
+        expect_raises("slots", lambda: dist.new_group([0, 1]), f"reserved {td.SUBGROUP_SLOTS}")
+    else:
+        dist.new_group([0, 1])
+    dist.destroy_process_group(gg)
 
 
 def bad_input(rank, world):
@@ -266,7 +359,7 @@ def main(scenario):
     dist.init_process_group("tessera")
     rank, world = dist.get_rank(), dist.get_world_size()
     {"collectives": collectives, "bad-input": bad_input, "ddp": ddp, "fsdp": fsdp,
-     "rank-dies": rank_dies}[scenario](rank, world)
+     "rank-dies": rank_dies, "subgroups": subgroups}[scenario](rank, world)
     dist.destroy_process_group()
     assert td.runtime() is None, "the backend's runtime outlived its last group"
     say(f"rank {rank}: ok {scenario}")
