@@ -488,7 +488,9 @@ class ProcessGroupTessera(_C10dBackend):
         recv_counts = _torch.zeros(n, dtype=_torch.int64)
         recv_offsets = _torch.zeros(n, dtype=_torch.int64)
         recv = self._buffer(output.numel(), input.dtype)
-        self._run(lambda: _ops.all_to_all_v(self._rt, input.view(-1), send_counts, recv, recv_counts,
+        # A rank that sends nothing still passes memory (the op refuses a null send).
+        send = input.view(-1) if input.numel() else _torch.empty(1, dtype=input.dtype)
+        self._run(lambda: _ops.all_to_all_v(self._rt, send, send_counts, recv, recv_counts,
                                             recv_offsets, team=self._team))
         expected = [r * row_out for r in recv_rows]
         if recv_counts.tolist() != expected:
@@ -509,6 +511,53 @@ class ProcessGroupTessera(_C10dBackend):
                            [t.numel() for t in input_tensors], opts)
         for t, part in zip(output_tensors, out.split([t.numel() for t in output_tensors])):
             t.view(-1).copy_(part)
+        return _done(output_tensors)
+
+    # ---- rooted calls, through the ones above ---------------------------------------------
+    def reduce(self, tensors, opts):
+        root = opts.rootRank
+        for t in tensors:
+            _check(t, "reduce's tensor")
+            self._agree(f"reduce({t.numel()} x {t.dtype}, root {root})")
+            # Every rank reduces; only the root keeps the result (the others' tensors stay).
+            target = t if self._rank == root else t.clone()
+            all_opts = _dist.AllreduceOptions()
+            all_opts.reduceOp = opts.reduceOp
+            self.allreduce([target], all_opts)
+        return _done(tensors)
+
+    def gather(self, output_tensors, input_tensors, opts):
+        root, n = opts.rootRank, self._n
+        for i, t in enumerate(input_tensors):
+            _check(t, "gather's input")
+            self._agree(f"gather({t.numel()} x {t.dtype}, root {root})")
+            if self._rank == root:
+                outs = output_tensors[i] if i < len(output_tensors) else []
+                if len(outs) != n or any(o.shape != t.shape or o.dtype != t.dtype for o in outs):
+                    _fail(f"gather: the root needs {n} output tensors of shape {tuple(t.shape)} {t.dtype}")
+            gathered = _torch.empty((n, *t.shape), dtype=t.dtype)
+            self._allgather_base(gathered, t, opts)
+            if self._rank == root:
+                for o, g in zip(output_tensors[i], gathered):
+                    o.copy_(g)
+        return _done(output_tensors)
+
+    def scatter(self, output_tensors, input_tensors, opts):
+        root, n = opts.rootRank, self._n
+        for i, t in enumerate(output_tensors):
+            _check(t, "scatter's output")
+            self._agree(f"scatter({t.numel()} x {t.dtype}, root {root})")
+            if self._rank == root:
+                parts = input_tensors[i] if i < len(input_tensors) else []
+                if len(parts) != n or any(p.shape != t.shape or p.dtype != t.dtype for p in parts):
+                    _fail(f"scatter: the root needs {n} input tensors of shape {tuple(t.shape)} {t.dtype}")
+                send = _torch.cat([p.reshape(-1) for p in parts])
+                sends = [t.numel()] * n
+            else:
+                send, sends = t.new_empty((0,)), [0] * n
+            recvs = [t.numel() if r == root else 0 for r in range(n)]
+            out = t.view(-1)  # the root's block for each rank, as an all-to-all with split sizes
+            self.alltoall_base(out, send, recvs, sends, opts)
         return _done(output_tensors)
 
     # The names torch.distributed calls them by now (the ones above are the older names).

@@ -141,6 +141,7 @@ def collectives(rank, world):
     t = data(rank, 4, torch.int64)
     dist.all_reduce(t, group=everyone)
     assert torch.equal(t, torch.stack(ref(4, torch.int64)).sum(0))
+    rooted_calls(rank, list(range(world)), dist.group.WORLD)
     if world > 1:  # every rank calls new_group; only its member (rank 0) makes the backend
         alone = dist.new_group([0])
         if rank == 0:
@@ -149,6 +150,26 @@ def collectives(rank, world):
             assert torch.equal(t, torch.full((5,), 3.0))
     assert td.runtime() is not None and td.runtime().n_pes == world
     assert dist.get_backend() == "tessera"
+
+
+def rooted_calls(rank, ranks, g):
+    """reduce, gather and scatter on group g (ranks) against their references."""
+    me, n = ranks.index(rank), len(ranks)
+    for count, dtype in ((1, torch.float32), (9, torch.int64), (3000, torch.bfloat16)):
+        root = ranks[-1]  # a global rank, as torch.distributed takes it
+        t = data(rank, count, dtype, salt=5)
+        mine = t.clone()
+        dist.reduce(t, dst=root, op=dist.ReduceOp.SUM, group=g)
+        want = sum(data(r, count, dtype, salt=5).to(torch.float64) for r in ranks).to(dtype)
+        assert torch.equal(t, want if rank == root else mine), (ranks, "reduce", count)
+        outs = [torch.empty(count, dtype=dtype) for _ in ranks] if rank == ranks[0] else None
+        dist.gather(data(rank, count, dtype, salt=6), gather_list=outs, dst=ranks[0], group=g)
+        if rank == ranks[0]:
+            assert all(torch.equal(o, data(r, count, dtype, salt=6)) for o, r in zip(outs, ranks)), "gather"
+        got = torch.empty(count, dtype=dtype)
+        parts = [data(1000 + r, count, dtype) for r in ranks] if rank == root else None
+        dist.scatter(got, scatter_list=parts, src=root, group=g)
+        assert torch.equal(got, data(1000 + rank, count, dtype)), (ranks, "scatter", count)
 
 
 def sub_group_calls(rank, ranks, g, count):
@@ -205,6 +226,7 @@ def subgroups(rank, world):
         if rank in ranks:
             for count in (1, 7, 20000):
                 sub_group_calls(rank, ranks, g, count)
+            rooted_calls(rank, ranks, g)
     # DDP on a sub-group (the even ranks) against gloo on the same ranks.
     even = layouts[0]
     tg, gg = groups[0][1], dist.new_group(even, backend="gloo")
