@@ -595,13 +595,20 @@ class ProcessGroupTessera(_C10dBackend):
         for c in range(max(1, -(-data.numel() // P2P_SLOT_BYTES))):
             yield c, data[c * P2P_SLOT_BYTES:(c + 1) * P2P_SLOT_BYTES]
 
-    def _no_p2p_on_sub_groups(self):
-        if self._team is not None:
-            _fail("send/recv on a sub-group is not supported yet: send on the group of every rank "
-                  "(its rank of a sub-group's rank r is dist.get_global_rank(group, r))")
+    def _world_peer(self, r: int, what: str):
+        """A sub-group's p2p goes through the mailboxes of the group of every rank that reserved
+        its slot: (that group, r's world rank)."""
+        if self._pool is None or _POOL is not self._pool:
+            raise RuntimeError("tessera backend: this sub-group's memory went with the group of "
+                               "every rank that reserved it, which was destroyed")
+        if not 0 <= r < self._n:
+            _fail(f"{what}: rank {r} is not in this group of {self._n}")
+        return self._pool[0], self._team.pe(r)
 
     def send(self, tensors, dst, tag):
-        self._no_p2p_on_sub_groups()
+        if self._team is not None:
+            world, peer = self._world_peer(dst, "send")
+            return world.send(tensors, peer, tag)
         slots, ready, credit, header = self._mail
         me = self._rt.pe
         with _LOCK:
@@ -618,7 +625,9 @@ class ProcessGroupTessera(_C10dBackend):
         return _done(tensors)
 
     def recv(self, tensors, src, tag):
-        self._no_p2p_on_sub_groups()
+        if self._team is not None:
+            world, peer = self._world_peer(src, "recv")
+            return world.recv(tensors, peer, tag)
         slots, ready, credit, header = self._mail
         me = self._rt.pe
         with _LOCK:

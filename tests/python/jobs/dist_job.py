@@ -12,8 +12,8 @@ for a ctest entry under torchrun. Usage: dist_job.py <scenario>
     shared-runtime  a runtime of the program's own (set_runtime) serves the group and tessera.torch
     subgroups     new_group of evenly spaced ranks (overlapping groups, P = 4 and 5): every call
                   against a reference, larger than the staging (moved in pieces), DDP on a
-                  sub-group against gloo on the same ranks; refused: uneven ranks, send/recv,
-                  more sub-groups than reserved
+                  sub-group against gloo on the same ranks, send/recv on a sub-group; refused:
+                  uneven ranks, more sub-groups than reserved
 
 Prints "rank r: ok <scenario>" at the end (rank-dies: "rank r: saw <Error>"); any failure is an
 exception (exit 1)."""
@@ -247,10 +247,20 @@ def subgroups(rank, world):
         expect_raises("uneven", lambda: dist.new_group(uneven), "not evenly spaced")
     else:
         dist.new_group(uneven)
-    pair = groups[2][1]
-    if rank in (0, 1):
-        expect_raises("send on a sub-group", lambda: dist.send(torch.ones(2), dst=1 - rank, group=pair),
-                      "not supported yet")
+    # send/recv on a sub-group (through the world group's mailboxes): the odd ranks' ring.
+    odd, og = groups[1]
+    if rank in odd and len(odd) > 1:
+        me = odd.index(rank)
+        nxt, prv = odd[(me + 1) % len(odd)], odd[(me - 1) % len(odd)]  # global ranks, as dist takes
+        big = data(rank, 300000, torch.float32, salt=7)  # more than one 1 MiB slot
+        got = torch.empty_like(big)
+        if me % 2 == 0:
+            dist.send(big, dst=nxt, group=og)
+            dist.recv(got, src=prv, group=og)
+        else:
+            dist.recv(got, src=prv, group=og)
+            dist.send(big, dst=nxt, group=og)
+        assert torch.equal(got, data(prv, 300000, torch.float32, salt=7)), "sub-group send/recv"
     taken = len(layouts)  # slots taken so far: the groups above (the uneven one took none)
     for i in range(td.SUBGROUP_SLOTS - taken):
         dist.new_group([0, 1])
