@@ -652,18 +652,21 @@ def _(expert_out, topk_weight, rt_handle, num_experts, max_tokens_per_pe):
     return expert_out.new_empty((topk_weight.shape[0], expert_out.shape[1]))
 
 
-# ---- autograd of the MoE dispatch and combine (eager) --------------------------------------------
+# ---- autograd of the MoE dispatch and combine ---------------------------------------------------
 # dispatch: expert_x[r] = x[token of r] on the token's PE, so dx[t] = sum over t's rows of their
 # gradient: a combine of the gradient with unit weights. combine: y[t] = sum_k w[t,k] out[row(t,k)],
 # so d out[r] = w_r dy[token of r] (a dispatch of dy, weighted on the expert side) and
 # dw[t,k] = <dy[t], out[row(t,k)]>: each row's dot product, made on the expert side and brought
 # back by a unit-weight combine of a matrix holding it in column k (hidden >= topk). The unit
 # dispatch (of dy, so its rows are the forward's rows) is made once and reused by the dispatch's
-# backward. The routing (topk_idx, the weights) is the forward dispatch's, kept per MoeBuffer: the
-# backward runs eagerly, the last forward dispatch of a configuration being the one it
-# differentiates (recompute or interleave two dispatches of one configuration and it raises).
+# backward. The routing (topk_idx, the weights) is the forward dispatch's, kept per MoeBuffer
+# configuration when it runs: the backward differentiates the last forward dispatch of its
+# configuration. Eagerly, a backward whose dispatch a later one of the same configuration
+# replaced raises; a compiled graph cannot see that (its backward is traced before anything
+# runs), so there recompute or interleave two dispatches of one configuration at your own risk.
 # The backward's dispatches do not replace the forward's handle: a combine of the forward after
-# them raises the buffer's stale-handle error rather than using other weights.
+# them raises the buffer's stale-handle error rather than using other weights. Both backwards
+# are custom ops with fake impls, so aot_autograd traces them.
 
 
 def _moe_key(rt_handle, max_tokens_per_pe, hidden, topk, num_experts, dtype):
@@ -677,37 +680,97 @@ def _moe_routes(key, op: str):
     return routes
 
 
-def _save_moe_dispatch(ctx, inputs, output):
-    x, topk_idx, topk_weight, rt_handle, num_experts, max_tokens_per_pe = inputs
-    ctx.key = _moe_key(rt_handle, max_tokens_per_pe, x.shape[1], topk_idx.shape[1], num_experts, x.dtype)
-    ctx.routes = _MOE_ROUTES.get(ctx.key)
-    ctx.rt_handle, ctx.tokens = rt_handle, x.shape[0]
-
-
-def _unit_dispatch(ctx, rows_like: _torch.Tensor):
+def _unit_dispatch(key, rt_handle, routes, rows_like: _torch.Tensor):
     """A dispatch of rows_like (tokens x hidden) with the forward's routing and unit weights, made
     once per forward dispatch and shared by its combine's and its own backward."""
-    unit = _MOE_UNIT.get(ctx.key)
-    if unit is not None and unit[0] is ctx.routes:
+    unit = _MOE_UNIT.get(key)
+    if unit is not None and unit[0] is routes:
         return unit[1]
-    moe = _AG_GEMMS[ctx.key]
-    idx, w = ctx.routes
-    h = moe.dispatch(rows_like.detach().contiguous(), idx, _torch.ones_like(w))
-    _runtime(ctx.rt_handle).synchronize()
-    _MOE_UNIT[ctx.key] = (ctx.routes, h)
+    idx, w = routes
+    h = _AG_GEMMS[key].dispatch(rows_like.detach().contiguous(), idx, _torch.ones_like(w))
+    _runtime(rt_handle).synchronize()
+    _MOE_UNIT[key] = (routes, h)
     return h
 
 
-def _moe_dispatch_backward(ctx, grad_x, _grad_counts):
-    if ctx.routes is None or _MOE_ROUTES.get(ctx.key) is not ctx.routes:
-        raise RuntimeError("tessera::moe_dispatch: its backward needs its own routing, but a later "
+@_torch.library.custom_op("tessera::moe_dispatch_backward", mutates_args=())
+def _moe_dispatch_backward_op(grad_rows: _torch.Tensor, rt_handle: int, num_experts: int,
+                              max_tokens_per_pe: int, tokens: int, topk: int) -> _torch.Tensor:
+    """dx of the last moe_dispatch of this configuration, from its rows' gradient."""
+    hidden = grad_rows.shape[1]
+    key = _moe_key(rt_handle, max_tokens_per_pe, hidden, topk, num_experts, grad_rows.dtype)
+    routes = _moe_routes(key, "moe_dispatch")
+    h = _unit_dispatch(key, rt_handle, routes, _torch.zeros((tokens, hidden), dtype=grad_rows.dtype))
+    dx = grad_rows.new_empty((tokens, hidden))
+    _AG_GEMMS[key].combine(h, grad_rows.detach().contiguous(), dx)
+    _runtime(rt_handle).synchronize()
+    return dx
+
+
+@_moe_dispatch_backward_op.register_fake
+def _(grad_rows, rt_handle, num_experts, max_tokens_per_pe, tokens, topk):
+    return grad_rows.new_empty((tokens, grad_rows.shape[1]))
+
+
+@_torch.library.custom_op("tessera::moe_combine_backward", mutates_args=())
+def _moe_combine_backward_op(grad_y: _torch.Tensor, expert_out: _torch.Tensor, rt_handle: int,
+                             num_experts: int, max_tokens_per_pe: int, topk: int,
+                             need_weights: bool) -> tuple[_torch.Tensor, _torch.Tensor]:
+    """(d expert_out, d topk_weight) of the combine of the last moe_dispatch of this
+    configuration (d topk_weight zeros unless need_weights)."""
+    hidden = expert_out.shape[1]
+    key = _moe_key(rt_handle, max_tokens_per_pe, hidden, topk, num_experts, expert_out.dtype)
+    idx, w = routes = _moe_routes(key, "moe_combine")
+    moe, dtype = _AG_GEMMS[key], expert_out.dtype
+    dy = grad_y.detach().to(dtype).contiguous()
+    h = moe.dispatch(dy, idx, w)  # dy at every row, with the row's weight
+    _runtime(rt_handle).synchronize()
+    _MOE_UNIT.pop(key, None)  # a unit dispatch made before is stale now
+    rows = _torch.from_dlpack(h.expert_x).to(_torch.float32)
+    real = (_torch.from_dlpack(h.src_pe) >= 0).to(_torch.float32)[:, None]  # padding rows: none
+    grad_out = (rows * _torch.from_dlpack(h.weight)[:, None] * real).to(dtype)
+    grad_w = _torch.zeros((grad_y.shape[0], topk), dtype=_torch.float32)
+    if need_weights:
+        if hidden < topk:
+            raise ValueError(f"tessera::moe_combine: the weights' gradient needs hidden ({hidden}) >= "
+                             f"topk ({topk})")
+        dots = (rows * expert_out.detach().to(_torch.float32)).sum(1, keepdim=True) * real
+        unit = _unit_dispatch(key, rt_handle, routes, dy)
+        slot = _torch.from_dlpack(unit.slot).to(_torch.int64).clamp(min=0)[:, None]
+        carrier = _torch.zeros((unit.rows, hidden), dtype=_torch.float32).scatter_(1, slot, dots)
+        back = _torch.empty((grad_y.shape[0], hidden), dtype=dtype)
+        moe.combine(unit, carrier.to(dtype).contiguous(), back)
+        _runtime(rt_handle).synchronize()
+        grad_w = back[:, :topk].to(_torch.float32)
+    return grad_out, grad_w
+
+
+@_moe_combine_backward_op.register_fake
+def _(grad_y, expert_out, rt_handle, num_experts, max_tokens_per_pe, topk, need_weights):
+    return _torch.empty_like(expert_out), grad_y.new_empty((grad_y.shape[0], topk), dtype=_torch.float32)
+
+
+def _routes_now(key):
+    """The routing a forward saw, for the eager check (None while a graph is being traced)."""
+    return None if _torch.compiler.is_compiling() else _MOE_ROUTES.get(key)
+
+
+def _check_routes(ctx, op: str) -> None:
+    if ctx.routes is not None and _MOE_ROUTES.get(ctx.key) is not ctx.routes:
+        raise RuntimeError(f"tessera::{op}: its backward needs its dispatch's routing, but a later "
                            "moe_dispatch of the same configuration replaced it")
-    moe = _AG_GEMMS[ctx.key]
-    shape, dtype = (ctx.tokens, ctx.key[3]), getattr(_torch, ctx.key[6])
-    h = _unit_dispatch(ctx, _torch.zeros(shape, dtype=dtype))
-    dx = _torch.empty(shape, dtype=dtype)
-    moe.combine(h, grad_x.to(dtype).contiguous(), dx)
-    _runtime(ctx.rt_handle).synchronize()
+
+
+def _save_moe_dispatch(ctx, inputs, output):
+    x, topk_idx, topk_weight, rt_handle, num_experts, max_tokens_per_pe = inputs
+    ctx.key = _moe_key(rt_handle, max_tokens_per_pe, x.shape[1], topk_idx.shape[1], num_experts, x.dtype)
+    ctx.routes = _routes_now(ctx.key)
+    ctx.args = (rt_handle, num_experts, max_tokens_per_pe, x.shape[0], topk_idx.shape[1])
+
+
+def _moe_dispatch_backward(ctx, grad_x, _grad_counts):
+    _check_routes(ctx, "moe_dispatch")
+    dx = _torch.ops.tessera.moe_dispatch_backward(grad_x.contiguous(), *ctx.args)
     return dx, None, None, None, None, None
 
 
@@ -715,41 +778,17 @@ def _save_moe_combine(ctx, inputs, output):
     expert_out, topk_weight, rt_handle, num_experts, max_tokens_per_pe = inputs
     ctx.key = _moe_key(rt_handle, max_tokens_per_pe, expert_out.shape[1], topk_weight.shape[1],
                        num_experts, expert_out.dtype)
-    ctx.routes = _MOE_ROUTES.get(ctx.key)
-    ctx.rt_handle, ctx.tokens = rt_handle, topk_weight.shape[0]
+    ctx.routes = _routes_now(ctx.key)
+    ctx.args = (rt_handle, num_experts, max_tokens_per_pe, topk_weight.shape[1])
     ctx.save_for_backward(expert_out)
 
 
 def _moe_combine_backward(ctx, grad_y):
-    if ctx.routes is None or _MOE_ROUTES.get(ctx.key) is not ctx.routes:
-        raise RuntimeError("tessera::moe_combine: its backward needs its dispatch's routing, but a "
-                           "later moe_dispatch of the same configuration replaced it")
+    _check_routes(ctx, "moe_combine")
     (expert_out,) = ctx.saved_tensors
-    moe = _AG_GEMMS[ctx.key]
-    idx, w = ctx.routes
-    hidden, topk, dtype = ctx.key[3], w.shape[1], getattr(_torch, ctx.key[6])
-    dy = grad_y.to(dtype).contiguous()
-    h = moe.dispatch(dy, idx, w)  # dy at every row, with the row's weight
-    _runtime(ctx.rt_handle).synchronize()
-    _MOE_UNIT.pop(ctx.key, None)  # a unit dispatch made before is stale now
-    rows = _torch.from_dlpack(h.expert_x).to(_torch.float32)
-    real = (_torch.from_dlpack(h.src_pe) >= 0).to(_torch.float32)[:, None]  # padding rows: none
-    row_w = _torch.from_dlpack(h.weight)[:, None] * real
-    grad_out = (rows * row_w).to(expert_out.dtype)
-    grad_w = None
-    if ctx.needs_input_grad[1]:
-        if hidden < topk:
-            raise ValueError(f"tessera::moe_combine: the weights' gradient needs hidden ({hidden}) >= "
-                             f"topk ({topk})")
-        dots = (rows * expert_out.detach().to(_torch.float32)).sum(1, keepdim=True) * real
-        unit = _unit_dispatch(ctx, dy)
-        slot = _torch.from_dlpack(unit.slot).to(_torch.int64).clamp(min=0)[:, None]
-        carrier = _torch.zeros((unit.rows, hidden), dtype=_torch.float32).scatter_(1, slot, dots)
-        back = _torch.empty((ctx.tokens, hidden), dtype=dtype)
-        moe.combine(unit, carrier.to(dtype).contiguous(), back)
-        _runtime(ctx.rt_handle).synchronize()
-        grad_w = back[:, :topk].to(_torch.float32)
-    return grad_out, grad_w, None, None, None
+    grad_out, grad_w = _torch.ops.tessera.moe_combine_backward(grad_y.contiguous(), expert_out, *ctx.args,
+                                                               bool(ctx.needs_input_grad[1]))
+    return grad_out, (grad_w if ctx.needs_input_grad[1] else None), None, None, None
 
 
 _moe_dispatch.register_autograd(_moe_dispatch_backward, setup_context=_save_moe_dispatch)

@@ -291,3 +291,22 @@ def test_moe_backward_refuses_a_replaced_routing_and_other_weights(rt):
     with pytest.raises(RuntimeError, match="replaced it"):
         y.sum().backward()
     rt.barrier()
+
+
+def test_moe_backward_under_torch_compile(rt):
+    """dispatch -> experts -> combine compiled with aot_autograd (backend aot_eager: the backward
+    traced through the backward ops' fake impls) gives eager's gradients."""
+    x0, idx, w0, m0, experts = _moe_case(rt.n_pes, rt.pe)
+
+    def layer(x, w, m):
+        ex, _ = tt.moe_dispatch(rt, x, idx, w, num_experts=experts)
+        return tt.moe_combine(rt, ex @ m, w, num_experts=experts)
+
+    grads = []
+    for f in (layer, torch.compile(layer, backend="aot_eager", fullgraph=True)):
+        x, w, m = (t.float().requires_grad_() for t in (x0, w0, m0))
+        (f(x, w, m) ** 2).sum().backward()
+        grads.append((x.grad, w.grad, m.grad))
+    for eager, compiled in zip(*grads):
+        torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5)
+    rt.barrier()
