@@ -8,7 +8,7 @@ loop against the same loop in C++: the µs the binding adds per call), `all_gath
 vs torch.distributed.all_gather), `all_to_all` (tessera.ops.all_to_all, and an exchange of equal
 chunks by rt.put, vs torch.distributed.all_to_all_single), `all_reduce` (sum, fp32 and bf16: the
 "tessera" c10d backend on an ordinary tensor and tessera.torch.all_reduce on a symmetric one, vs
-gloo) and `ddp` (a DDP step of a 10.5 M-parameter MLP on "tessera" vs gloo); the last two need
+gloo) and `ddp` (a DDP step of an 8.9 M-parameter MLP on "tessera" vs gloo); the last two need
 torch and every PE on one node. Rows carry tessera-bench's fields
 (`bench`, `variant`, `pes`, `bytes`, `iters`, `time_us`, `limit_time_us`, `peer_time_us`,
 `fraction_of_limit`, `speedup_vs_peer`) plus the bench's own; PE 0 prints them. `bytes` is what
@@ -249,7 +249,7 @@ def bench_all_reduce(rt, sizes, iters, dist):
 
 
 def bench_ddp(rt, iters, dist):
-    """One DDP training step (forward, backward with the gradient all-reduce, SGD) of a 10.5 M
+    """One DDP training step (forward, backward with the gradient all-reduce, SGD) of an 8.9 M
     parameter MLP on the "tessera" c10d backend against the same on gloo."""
     import torch
     from torch.nn.parallel import DistributedDataParallel as DDP

@@ -10,8 +10,9 @@ Each process is one PE. The backend starts its own runtime from the process grou
 ``runtime()`` returns the one in use, for tessera.torch's fused ops beside the c10d calls.
 
 Ordinary tensors are staged through symmetric heap buffers the backend owns (grown collectively,
-freed when the group is destroyed). Every call completes before it returns; its ``Work`` is
-already complete and its future holds the output tensors. A ``new_group`` of fewer ranks (evenly
+freed when the group is destroyed). Calls run in the order they were made on one thread of the
+backend's, so a call returns at once (``async_op=True``: its ``Work`` completes when it has run,
+its future with the output tensors; a synchronous call waits for it). A ``new_group`` of fewer ranks (evenly
 spaced: a Tessera team is strided) is a Tessera team over a slot of memory the first group of
 every rank reserved for sub-groups (``TESSERA_DIST_SUBGROUPS`` slots). See docs/python.md,
 "torch.distributed backend".
@@ -21,7 +22,9 @@ from __future__ import annotations
 
 import atexit
 import datetime
+import functools
 import os
+import queue
 import secrets
 import socket
 import threading
@@ -172,28 +175,58 @@ def _sub_group(rt, opts, ranks):
     return group
 
 
-class _CompletedWork(_dist.Work):
-    """The Work of a call that completed before it returned: wait() returns True at once, and the
-    future holds the call's output tensors. (torch hands callers a holder of it that forwards
-    only wait() and get_future(), so their is_completed() reads False: wait or use the future.)"""
+class _CompletedWork:
+    """What a call returns inside the worker: its output tensors (the worker completes the
+    caller's _Work with them)."""
 
     def __init__(self, result):
+        self.result = result
+
+
+def _done(result):
+    return _CompletedWork(result)
+
+
+class _Work(_dist.Work):
+    """The Work of a call queued on the worker thread: wait() returns True once it ran (or raises
+    what it raised), and the future completes with the call's output tensors then. (torch hands
+    callers a holder of it that forwards only wait() and get_future(), so their is_completed()
+    reads False: wait or use the future.)"""
+
+    def __init__(self, bound: datetime.timedelta):
         super().__init__()
-        self._result = result
+        self._bound = bound
+        self._event = threading.Event()
+        self._error = None
+        self._result = None
         self._future = _torch.futures.Future()
-        self._future.set_result(result)
+
+    def _finish(self, fn):
+        try:
+            self._result = fn().result
+        except BaseException as e:  # handed to whoever waits, on their thread
+            self._error = e
+            self._future.set_exception(e)
+        else:
+            self._future.set_result(self._result)  # (runs the future's callbacks here)
+        self._event.set()  # last: a wait() that returns sees the future done
 
     def wait(self, timeout=None):
+        bound = timeout if isinstance(timeout, datetime.timedelta) and timeout.total_seconds() > 0 else self._bound
+        if not self._event.wait(bound.total_seconds()):
+            raise _TimeoutError(f"tessera backend: a call did not complete within {bound.total_seconds():g} s")
+        if self._error is not None:
+            raise self._error
         return True
 
     def is_completed(self):
-        return True
+        return self._event.is_set()
 
     def is_success(self):
-        return True
+        return self._event.is_set() and self._error is None
 
     def exception(self):
-        return None
+        return self._error
 
     def result(self):
         return self._result
@@ -202,8 +235,57 @@ class _CompletedWork(_dist.Work):
         return self._future
 
 
-def _done(result):
-    return _CompletedWork(result)
+class _Worker:
+    """The one thread of this process that runs every group's calls, in the order they were
+    made: a call returns its Work at once (async_op), and the program computes while it runs."""
+
+    def __init__(self):
+        self._queue = queue.SimpleQueue()
+        self._thread = None
+        self._start = threading.Lock()
+
+    def here(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def submit(self, fn, bound: datetime.timedelta) -> _Work:
+        with self._start:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="tessera-c10d", daemon=True)
+                self._thread.start()
+        work = _Work(bound)
+        self._queue.put((work, fn))
+        return work
+
+    def _loop(self):
+        while True:
+            work, fn = self._queue.get()
+            if work is None:
+                return
+            work._finish(fn)
+
+    def stop(self):
+        with self._start:
+            if self._thread is not None and self._thread.is_alive():
+                self._queue.put((None, None))
+                self._thread.join(timeout=5)
+            self._thread = None
+
+
+_WORKER = _Worker()
+
+
+def _queued(method):
+    """Runs the backend call on the worker thread and returns its Work at once (called from the
+    worker itself, by another call, it runs in place)."""
+
+    @functools.wraps(method)
+    def call(self, *args):
+        if _WORKER.here():
+            return method(self, *args)
+        bound = self._timeout * 2 + datetime.timedelta(seconds=10)  # the ops' own waits are bounded
+        return _WORKER.submit(lambda: method(self, *args), bound)
+
+    return call
 
 
 def _reduce_name(op, dtype) -> str:
@@ -346,6 +428,7 @@ class ProcessGroupTessera(_C10dBackend):
             self._rt.synchronize()
 
     # ---- collectives ------------------------------------------------------------------------
+    @_queued
     def allreduce(self, tensors, opts):
         for t in tensors:
             _check(t, "allreduce's tensor")
@@ -362,9 +445,11 @@ class ProcessGroupTessera(_C10dBackend):
                 t.div_(self._n)
         return _done(tensors)
 
+    @_queued
     def allreduce_coalesced(self, tensors, opts):
         return self.allreduce(tensors, opts)
 
+    @_queued
     def _allgather_base(self, output, input, opts):
         _check(input, "all_gather's input")
         _check(output, "all_gather's output")
@@ -390,6 +475,7 @@ class ProcessGroupTessera(_C10dBackend):
             out[:, lo:lo + step].copy_(recv.view(n, -1))
         return _done([output])
 
+    @_queued
     def allgather(self, output_tensors, input_tensors, opts):
         for outs, t in zip(output_tensors, input_tensors):
             if len(outs) != self._n or any(o.shape != t.shape for o in outs):
@@ -401,6 +487,7 @@ class ProcessGroupTessera(_C10dBackend):
                 o.copy_(g)
         return _done(output_tensors)
 
+    @_queued
     def _reduce_scatter_base(self, output, input, opts):
         _check(input, "reduce_scatter's input")
         _check(output, "reduce_scatter's output")
@@ -423,6 +510,7 @@ class ProcessGroupTessera(_C10dBackend):
             output.div_(n)
         return _done([output])
 
+    @_queued
     def reduce_scatter(self, output_tensors, input_tensors, opts):
         for out, ins in zip(output_tensors, input_tensors):
             if len(ins) != self._n or any(i.shape != out.shape for i in ins):
@@ -430,6 +518,7 @@ class ProcessGroupTessera(_C10dBackend):
             self._reduce_scatter_base(out, _torch.cat([i.reshape(-1) for i in ins]), opts)
         return _done(output_tensors)
 
+    @_queued
     def broadcast(self, tensors, opts):
         root = opts.rootRank
         for t in tensors:
@@ -446,6 +535,7 @@ class ProcessGroupTessera(_C10dBackend):
                     _copy(part, recv)
         return _done(tensors)
 
+    @_queued
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts):
         _check(input, "all_to_all's input")
         _check(output, "all_to_all's output")
@@ -499,6 +589,7 @@ class ProcessGroupTessera(_C10dBackend):
         _copy(output, recv)
         return _done([output])
 
+    @_queued
     def alltoall(self, output_tensors, input_tensors, opts):
         n = self._n
         if len(output_tensors) != n or len(input_tensors) != n:
@@ -514,6 +605,7 @@ class ProcessGroupTessera(_C10dBackend):
         return _done(output_tensors)
 
     # ---- rooted calls, through the ones above ---------------------------------------------
+    @_queued
     def reduce(self, tensors, opts):
         root = opts.rootRank
         for t in tensors:
@@ -526,6 +618,7 @@ class ProcessGroupTessera(_C10dBackend):
             self.allreduce([target], all_opts)
         return _done(tensors)
 
+    @_queued
     def gather(self, output_tensors, input_tensors, opts):
         root, n = opts.rootRank, self._n
         for i, t in enumerate(input_tensors):
@@ -542,6 +635,7 @@ class ProcessGroupTessera(_C10dBackend):
                     o.copy_(g)
         return _done(output_tensors)
 
+    @_queued
     def scatter(self, output_tensors, input_tensors, opts):
         root, n = opts.rootRank, self._n
         for i, t in enumerate(output_tensors):
@@ -561,15 +655,19 @@ class ProcessGroupTessera(_C10dBackend):
         return _done(output_tensors)
 
     # The names torch.distributed calls them by now (the ones above are the older names).
+    @_queued
     def all_gather_single(self, output, input, opts):
         return self._allgather_base(output, input, opts)
 
+    @_queued
     def reduce_scatter_single(self, output, input, opts):
         return self._reduce_scatter_base(output, input, opts)
 
+    @_queued
     def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts):
         return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)
 
+    @_queued
     def barrier(self, opts=None):
         if self._team is None:
             with _LOCK:
@@ -605,6 +703,7 @@ class ProcessGroupTessera(_C10dBackend):
             _fail(f"{what}: rank {r} is not in this group of {self._n}")
         return self._pool[0], self._team.pe(r)
 
+    @_queued
     def send(self, tensors, dst, tag):
         if self._team is not None:
             world, peer = self._world_peer(dst, "send")
@@ -624,6 +723,7 @@ class ProcessGroupTessera(_C10dBackend):
                     self._rt.signal(ready[me:me + 1], self._sent[dst], dst)
         return _done(tensors)
 
+    @_queued
     def recv(self, tensors, src, tag):
         if self._team is not None:
             world, peer = self._world_peer(src, "recv")
@@ -649,7 +749,11 @@ class ProcessGroupTessera(_C10dBackend):
 
     # ---- teardown ----------------------------------------------------------------------------
     def shutdown(self):
-        self._close()
+        """After the calls queued before it (destroy_process_group waits for it)."""
+        if _WORKER.here():
+            self._close()
+        else:
+            _WORKER.submit(lambda: (self._close(), _done([]))[1], self._timeout * 2).wait()
 
     def _close(self):
         global _RUNTIME, _GROUPS, _OWNED, _POOL
@@ -684,6 +788,7 @@ def _drop_at_exit() -> None:
     after the interpreter has gone, let go of the runtime and its arrays while Python still runs
     (the runtime then ends as an unfinalized one does)."""
     global _RUNTIME, _OWNED, _POOL
+    _WORKER.stop()  # after the call it runs, if any
     for group in list(_LIVE):
         group._closed = True
         group._rt = group._staging = group._staging_view = group._p2p = group._mail = None

@@ -112,12 +112,22 @@ def collectives(rank, world):
     outs = [torch.empty(s + rank + 1) for s in range(world)]
     dist.all_to_all(outs, ins)
     assert all(torch.equal(o, torch.full((s + rank + 1,), float(10 * s + rank))) for s, o in enumerate(outs))
-    # async Work: complete, its future holds the tensor
+    # async Work: calls queued in order, each Work done when it ran, its future holds the tensor
     t = data(rank, 5, torch.float32)
-    work = dist.all_reduce(t, async_op=True)
-    assert work.wait()
-    assert work.get_future().done()
-    assert torch.equal(work.get_future().wait()[0], t)
+    works = [dist.all_reduce(t, async_op=True) for _ in range(3)]
+    big = torch.full((1 << 18,), float(rank))
+    works.append(dist.all_reduce(big, async_op=True))
+    assert all(w.wait() for w in works)
+    assert all(w.get_future().done() for w in works)
+    assert torch.equal(works[0].get_future().wait()[0], t)
+    assert torch.equal(t, sum(data(r, 5, torch.float32) for r in range(world)) * world ** 2)
+    assert torch.equal(big, torch.full((1 << 18,), float(sum(range(world)))))
+    chained = dist.all_reduce(torch.ones(3), async_op=True).get_future().then(lambda f: f.value()[0] * 2)
+    assert torch.equal(chained.wait(), torch.full((3,), 2.0 * world))
+    # An error in a queued call reaches wait() (and the future), and the calls after it still run.
+    bad = dist.all_reduce(torch.ones(4, dtype=torch.int32), op=dist.ReduceOp.AVG, async_op=True)
+    expect_raises("AVG on integers, async", bad.wait, "floating-point")
+    assert bad.get_future().done()
     dist.barrier()
     # send / recv around a ring: one small message, one of several 1 MiB chunks
     if world > 1:
