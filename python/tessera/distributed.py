@@ -125,7 +125,17 @@ def _start_runtime(store, rank: int, size: int, timeout: datetime.timedelta):
 
 
 def _create(opts, backend_options):
-    """The creator init_process_group / new_group call (extended API) on each member."""
+    """The creator init_process_group / new_group call (extended API) on each member: made on
+    the backend's thread, after the calls queued before (making a group allocates collectively)."""
+    if _WORKER.here():
+        return _create_now(opts)
+    made = []
+    _WORKER.submit(lambda: made.append(_create_now(opts)) or _done([]),
+                   opts.timeout * 2 + datetime.timedelta(seconds=10)).wait()
+    return made[0]
+
+
+def _create_now(opts):
     global _RUNTIME, _OWNED, _GROUPS, _POOL
     rank, size = opts.group_rank, opts.group_size
     ranks = list(opts.global_ranks_in_group) or list(range(size))
