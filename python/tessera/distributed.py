@@ -130,8 +130,8 @@ def _create(opts, backend_options):
     if _WORKER.here():
         return _create_now(opts)
     made = []
-    _WORKER.submit(lambda: made.append(_create_now(opts)) or _done([]),
-                   opts.timeout * 2 + datetime.timedelta(seconds=10)).wait()
+    _WORKER.run_now_or_queue(lambda: made.append(_create_now(opts)) or _done([]),
+                             opts.timeout * 2 + datetime.timedelta(seconds=10)).wait()
     return made[0]
 
 
@@ -246,24 +246,51 @@ class _Work(_dist.Work):
 
 
 class _Worker:
-    """The one thread of this process that runs every group's calls, in the order they were
-    made: a call returns its Work at once (async_op), and the program computes while it runs."""
+    """The one thread of this process that runs every group's asynchronous calls, in the order
+    they were made: such a call returns its Work at once (async_op), and the program computes
+    while it runs. A synchronous call runs on its caller's thread when nothing is queued (a hand
+    off to the thread costs more than a small collective), else it queues behind the others."""
 
     def __init__(self):
         self._queue = queue.SimpleQueue()
         self._thread = None
         self._start = threading.Lock()
+        self._running = threading.Lock()  # held by whichever thread runs a call
+        self._pending = 0  # calls queued and not finished (under _start)
+        self._local = threading.local()  # .inside: this thread is running a call
 
     def here(self) -> bool:
-        return threading.current_thread() is self._thread
+        """Whether this thread is running a call now (a call it makes runs in place)."""
+        return getattr(self._local, "inside", False)
+
+    def _finish(self, work, fn):
+        self._local.inside = True
+        try:
+            work._finish(fn)
+        finally:
+            self._local.inside = False
 
     def submit(self, fn, bound: datetime.timedelta) -> _Work:
         with self._start:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="tessera-c10d", daemon=True)
                 self._thread.start()
-        work = _Work(bound)
-        self._queue.put((work, fn))
+            self._pending += 1
+            work = _Work(bound)
+            self._queue.put((work, fn))
+        return work
+
+    def run_now_or_queue(self, fn, bound: datetime.timedelta) -> _Work:
+        """fn on this thread when nothing is queued, else queued; complete on return."""
+        with self._running:
+            with self._start:
+                idle = self._pending == 0
+            if idle:
+                work = _Work(bound)
+                self._finish(work, fn)
+                return work
+        work = self.submit(fn, bound)
+        work.wait()
         return work
 
     def _loop(self):
@@ -271,7 +298,10 @@ class _Worker:
             work, fn = self._queue.get()
             if work is None:
                 return
-            work._finish(fn)
+            with self._running:
+                self._finish(work, fn)
+            with self._start:
+                self._pending -= 1
 
     def stop(self):
         with self._start:
@@ -285,14 +315,19 @@ _WORKER = _Worker()
 
 
 def _queued(method):
-    """Runs the backend call on the worker thread and returns its Work at once (called from the
-    worker itself, by another call, it runs in place)."""
+    """An asynchronous backend call (opts.asyncOp) queues on the worker thread and returns its
+    Work at once; a synchronous one runs in place when nothing is queued; a call made by a call
+    runs in place."""
 
     @functools.wraps(method)
     def call(self, *args):
         if _WORKER.here():
             return method(self, *args)
         bound = self._timeout * 2 + datetime.timedelta(seconds=10)  # the ops' own waits are bounded
+        opts = args[-1] if args else None
+        if getattr(opts, "asyncOp", True) is False or not hasattr(opts, "asyncOp"):
+            # A synchronous call (and send/recv, which carry no options): in place when idle.
+            return _WORKER.run_now_or_queue(lambda: method(self, *args), bound)
         return _WORKER.submit(lambda: method(self, *args), bound)
 
     return call
@@ -763,7 +798,7 @@ class ProcessGroupTessera(_C10dBackend):
         if _WORKER.here():
             self._close()
         else:
-            _WORKER.submit(lambda: (self._close(), _done([]))[1], self._timeout * 2).wait()
+            _WORKER.run_now_or_queue(lambda: (self._close(), _done([]))[1], self._timeout * 2).wait()
 
     def _close(self):
         global _RUNTIME, _GROUPS, _OWNED, _POOL
