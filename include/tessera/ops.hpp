@@ -9,6 +9,7 @@
 #include "tessera/ops/all_reduce_rmsnorm.hpp"
 #include "tessera/ops/all_to_all.hpp"
 #include "tessera/ops/broadcast.hpp"
+#include "tessera/ops/fused_gemm.hpp"
 #include "tessera/ops/gemm_ar.hpp"
 #include "tessera/ops/gemm_as.hpp"
 #include "tessera/ops/gemm_rs.hpp"

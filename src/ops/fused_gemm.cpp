@@ -1,0 +1,89 @@
+// The fused GEMM family's shared half: the public FusedGemm calls and the skeleton of
+// src/ops/fused_gemm.hpp.
+#include "ops/fused_gemm.hpp"
+
+#include <string>
+#include <utility>
+
+#include "ops/heap_fill.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::ops {
+
+FusedGemm::FusedGemm(std::unique_ptr<detail::FusedGemmState> state) : state_(std::move(state)) {}
+FusedGemm::FusedGemm(FusedGemm&&) noexcept = default;
+FusedGemm& FusedGemm::operator=(FusedGemm&&) noexcept = default;
+FusedGemm::~FusedGemm() = default;
+
+void FusedGemm::run(Stream& stream, const float* a, const float* b, float* c) {
+  detail::FusedGemmState& s = *state_;
+  detail::check_gemm_run(s.spec.name, s.rt.pe(), s.dtype, GemmDtype::f32, s.spec.a_name, a, b, c);
+  s.enqueue_call(stream, a, b, c);
+}
+
+void FusedGemm::run(Stream& stream, const device::bf16* a, const device::bf16* b, float* c) {
+  detail::FusedGemmState& s = *state_;
+  detail::check_gemm_run(s.spec.name, s.rt.pe(), s.dtype, GemmDtype::bf16, s.spec.a_name, a, b, c);
+  s.enqueue_call(stream, a, b, c);
+}
+
+OverlapPattern FusedGemm::pattern() const { return state_->overlap.pattern; }
+CommDirection FusedGemm::direction() const { return state_->overlap.direction; }
+std::size_t FusedGemm::m() const { return state_->m; }
+GemmDtype FusedGemm::dtype() const { return state_->dtype; }
+
+}  // namespace tessera::ops
+
+namespace tessera::detail {
+
+FusedGemmState::FusedGemmState(Runtime& runtime, const FusedGemmSpec& op, std::size_t rows,
+                               std::size_t cols, std::size_t inner, ops::GemmDtype type,
+                               const ops::FusedGemmOptions& requested)
+    : rt(runtime), spec(op), m(rows), n(cols), k(inner), dtype(type), options(requested) {
+  if (m == 0 || n == 0 || k == 0) {
+    bad("shape must be non-zero, got m=" + std::to_string(m) + " " + spec.n_name + "=" +
+        std::to_string(n) + " " + spec.k_name + "=" + std::to_string(k));
+  }
+  const auto n_pes = static_cast<std::size_t>(rt.n_pes());
+  if (spec.rows_sharded && m % n_pes != 0) {
+    bad("m=" + std::to_string(m) + " must be a multiple of the number of PEs (" +
+        std::to_string(n_pes) + ")");
+  }
+  resolve_gemm_tile(rt, spec.name, options.tile_m, options.tile_n, m, n);
+}
+
+void FusedGemmState::bad(const std::string& message) const {
+  throw Error(ErrorCode::invalid_argument, rt.pe(), std::string(spec.name) + ": " + message);
+}
+
+void FusedGemmState::check_blocks() const {
+  if (options.comm_blocks < 1 || options.compute_blocks < 1) {
+    bad("comm_blocks and compute_blocks must be at least 1, got " +
+        std::to_string(options.comm_blocks) + " and " + std::to_string(options.compute_blocks));
+  }
+}
+
+ResolvedOverlap FusedGemmState::resolve(ops::CommDirection direction) const {
+  return resolve_fused(rt, spec.kind, options.pattern, direction, m, n, k);
+}
+
+void FusedGemmState::allocate_words(std::size_t count) {
+  words = rt.alloc<std::uint64_t>(count);
+  zero_heap(rt, words.get(), count * sizeof(std::uint64_t));
+  if (overlap.pattern == ops::OverlapPattern::producer_consumer) comm = make_comm_stream(rt);
+  rt.barrier();  // every PE's words are zero before any peer signals into them
+}
+
+device::ops::OverlapWords FusedGemmState::next_words(std::uint64_t* ready,
+                                                     std::uint64_t* consumed) {
+  device::ops::OverlapWords w;
+  w.ready = ready;
+  w.consumed = consumed;
+  w.readers_done = consumed + rt.n_pes();
+  w.groups = overlap_groups(overlap.pattern, options.comm_blocks, options.compute_blocks);
+  w.epoch = ++epoch;
+  w.comm_delay_us = options.comm_delay_us;
+  return w;
+}
+
+}  // namespace tessera::detail
