@@ -5,18 +5,15 @@
 // (which it can regenerate: they are seeded by PE and call), then prints the median time per call
 // of each pattern and which one `automatic` chose.
 //
-//   mpirun -np 4 --oversubscribe ./gemm_ar [m n k_local]   (MPI bootstrap)
+//   mpirun -np 4 --oversubscribe ./gemm_ar [m n k_local]   (MPI bootstrap; default 256 256 128)
 //   ./gemm_ar                                             (one PE)
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <exception>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "fused_gemm_example.hpp"
 #include "tessera/ops/gemm_ar.hpp"
 #include "tessera/tessera.hpp"
 
@@ -40,80 +37,63 @@ struct Run {
   ops::CommDirection direction;
 };
 
+bool run(tessera::Runtime& rt, example::Shape shape) {
+  const int me = rt.pe(), n_pes = rt.n_pes();
+  const std::size_t m = shape.m, n = shape.n, k = shape.k;
+  const int calls = 5;
+  // The reference of every call: sum over PEs of A_p x B_p in double.
+  std::vector<std::vector<double>> want(calls, std::vector<double>(m * n, 0.0));
+  for (int call = 0; call < calls; ++call) {
+    for (int p = 0; p < n_pes; ++p) {
+      const auto a = operand(p, call, 0, m * k), b = operand(p, call, 1, k * n);
+      for (std::size_t i = 0; i < m; ++i) {
+        for (std::size_t q = 0; q < k; ++q) {
+          const double av = a[i * k + q];
+          for (std::size_t j = 0; j < n; ++j) want[call][i * n + j] += av * b[q * n + j];
+        }
+      }
+    }
+  }
+  const Run runs[] = {
+      {"automatic", ops::OverlapPattern::automatic, ops::CommDirection::automatic},
+      {"bulk_synchronous", ops::OverlapPattern::bulk_synchronous, ops::CommDirection::automatic},
+      {"producer_consumer push", ops::OverlapPattern::producer_consumer, ops::CommDirection::push},
+      {"producer_consumer pull", ops::OverlapPattern::producer_consumer, ops::CommDirection::pull},
+      {"workgroup_specialized push", ops::OverlapPattern::workgroup_specialized,
+       ops::CommDirection::push},
+      {"workgroup_specialized pull", ops::OverlapPattern::workgroup_specialized,
+       ops::CommDirection::pull},
+      {"fused_sequential push", ops::OverlapPattern::fused_sequential, ops::CommDirection::push},
+      {"fused_sequential pull", ops::OverlapPattern::fused_sequential, ops::CommDirection::pull},
+  };
+  bool ok = true;
+  std::vector<float> c(m * n);
+  for (const Run& run : runs) {
+    ops::GemmArOptions options;
+    options.pattern = run.pattern;
+    options.direction = run.direction;
+    ops::GemmAr op(rt, m, n, k, ops::GemmDtype::f32, options);
+    std::vector<double> times;
+    double worst = 0;
+    for (int call = 0; call < calls; ++call) {
+      const auto a = operand(me, call, 0, m * k), b = operand(me, call, 1, k * n);
+      times.push_back(1000.0 * example::time_ms(
+                                   rt, [&] { op.run(rt.stream(), a.data(), b.data(), c.data()); }));
+      worst = std::max(worst, example::relative_error(want[call], c.data()));
+    }
+    const bool good = worst <= example::kTolerance;
+    ok = ok && good;
+    std::sort(times.begin(), times.end());
+    std::printf(
+        "PE %d of %d: gemm_ar %zux%zux%zu %s (runs %s %s): median %.1f us, error %.1e, %s\n", me,
+        n_pes, m, n, k, run.name, ops::to_string(op.pattern()), ops::to_string(op.direction()),
+        times[times.size() / 2], worst, good ? "verified" : "WRONG");
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    auto rt = tessera::Runtime::init(tessera::Options::from_env());
-    const int me = rt.pe(), n_pes = rt.n_pes();
-    const std::size_t m = argc > 3 ? std::strtoul(argv[1], nullptr, 10) : 256;
-    const std::size_t n = argc > 3 ? std::strtoul(argv[2], nullptr, 10) : 256;
-    const std::size_t k = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 128;
-    const int calls = 5;
-    // The reference of every call: sum over PEs of A_p x B_p in double.
-    std::vector<std::vector<double>> want(calls, std::vector<double>(m * n, 0.0));
-    for (int call = 0; call < calls; ++call) {
-      for (int p = 0; p < n_pes; ++p) {
-        const auto a = operand(p, call, 0, m * k), b = operand(p, call, 1, k * n);
-        for (std::size_t i = 0; i < m; ++i) {
-          for (std::size_t q = 0; q < k; ++q) {
-            const double av = a[i * k + q];
-            for (std::size_t j = 0; j < n; ++j) want[call][i * n + j] += av * b[q * n + j];
-          }
-        }
-      }
-    }
-    const Run runs[] = {
-        {"automatic", ops::OverlapPattern::automatic, ops::CommDirection::automatic},
-        {"bulk_synchronous", ops::OverlapPattern::bulk_synchronous, ops::CommDirection::automatic},
-        {"producer_consumer push", ops::OverlapPattern::producer_consumer,
-         ops::CommDirection::push},
-        {"producer_consumer pull", ops::OverlapPattern::producer_consumer,
-         ops::CommDirection::pull},
-        {"workgroup_specialized push", ops::OverlapPattern::workgroup_specialized,
-         ops::CommDirection::push},
-        {"workgroup_specialized pull", ops::OverlapPattern::workgroup_specialized,
-         ops::CommDirection::pull},
-        {"fused_sequential push", ops::OverlapPattern::fused_sequential, ops::CommDirection::push},
-        {"fused_sequential pull", ops::OverlapPattern::fused_sequential, ops::CommDirection::pull},
-    };
-    bool ok = true;
-    std::vector<float> c(m * n);
-    for (const Run& run : runs) {
-      ops::GemmArOptions options;
-      options.pattern = run.pattern;
-      options.direction = run.direction;
-      ops::GemmAr op(rt, m, n, k, ops::GemmDtype::f32, options);
-      std::vector<double> times;
-      double worst = 0;
-      for (int call = 0; call < calls; ++call) {
-        const auto a = operand(me, call, 0, m * k), b = operand(me, call, 1, k * n);
-        const auto t0 = std::chrono::steady_clock::now();
-        op.run(rt.stream(), a.data(), b.data(), c.data());
-        rt.stream().synchronize();
-        times.push_back(
-            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                .count());
-        double diff = 0, scale = 0;
-        for (std::size_t i = 0; i < m * n; ++i) {
-          diff = std::max(diff, std::abs(static_cast<double>(c[i]) - want[call][i]));
-          scale = std::max(scale, std::abs(want[call][i]));
-        }
-        worst = std::max(worst, scale == 0 ? diff : diff / scale);
-      }
-      const bool good = worst <= 1e-5;
-      ok = ok && good;
-      std::sort(times.begin(), times.end());
-      std::printf(
-          "PE %d of %d: gemm_ar %zux%zux%zu %s (runs %s %s): median %.1f us, error %.1e, %s\n", me,
-          n_pes, m, n, k, run.name, ops::to_string(op.pattern()), ops::to_string(op.direction()),
-          times[times.size() / 2], worst, good ? "verified" : "WRONG");
-    }
-    std::fflush(stdout);
-    rt.finalize();
-    return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gemm_ar: %s\n", e.what());
-    return 1;
-  }
+  return example::run("gemm_ar", argc, argv, {256, 256, 128}, run);
 }

@@ -4,79 +4,57 @@
 // double-precision sum of every PE's partial product and prints the time of one call.
 //
 //   mpirun -np 4 --oversubscribe ./gemm_rs [M N K_local]       (default 512 256 128)
-#include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <exception>
 #include <vector>
 
+#include "fused_gemm_example.hpp"
 #include "tessera/ops/gemm_rs.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {
 
+// PE pe's A and B.
 float a_value(int pe, std::size_t row, std::size_t col) {
-  return static_cast<float>((row * 7 + col * 13 + static_cast<std::size_t>(pe) * 3) % 17) / 17.0f -
-         0.5f;
+  return example::operand_value(pe, row, col, 7, 13, 3, 17);
 }
 float b_value(int pe, std::size_t row, std::size_t col) {
-  return static_cast<float>((row * 5 + col * 3 + static_cast<std::size_t>(pe) * 11) % 19) / 19.0f -
-         0.5f;
+  return example::operand_value(pe, row, col, 5, 3, 11, 19);
+}
+
+bool run(tessera::Runtime& rt, example::Shape shape) {
+  const int me = rt.pe(), n_pes = rt.n_pes();
+  const std::size_t m = shape.m, n = shape.n, k_local = shape.k;
+  tessera::ops::GemmRs op(rt, m, n, k_local, tessera::ops::GemmDtype::f32);
+  const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
+  std::vector<float> a(m * k_local), b(k_local * n), c(m_local * n);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t p = 0; p < k_local; ++p) a[i * k_local + p] = a_value(me, i, p);
+  for (std::size_t p = 0; p < k_local; ++p)
+    for (std::size_t j = 0; j < n; ++j) b[p * n + j] = b_value(me, p, j);
+
+  const auto call = [&] { op.run(rt.stream(), a.data(), b.data(), c.data()); };
+  example::time_ms(rt, call);  // warm-up
+  const double ms = example::time_ms(rt, call);
+
+  // Reference: my rows of the sum over PEs of A_pe x B_pe, in double.
+  std::vector<double> want(m_local * n, 0.0);
+  for (std::size_t i = 0; i < m_local; ++i)
+    for (int pe = 0; pe < n_pes; ++pe)
+      for (std::size_t p = 0; p < k_local; ++p) {
+        const double av = a_value(pe, static_cast<std::size_t>(me) * m_local + i, p);
+        for (std::size_t j = 0; j < n; ++j) want[i * n + j] += av * b_value(pe, p, j);
+      }
+  const double rel = example::relative_error(want, c.data());
+  const bool ok = rel <= example::kTolerance;
+  std::printf(
+      "PE %d of %d: gemm_rs C[%zu x %zu] = reduce_scatter(A[%zu x %zu] x B[%zu x %zu]) "
+      "in %.2f ms, max relative error %.1e: %s\n",
+      me, n_pes, m_local, n, m, k_local, k_local, n, ms, rel, ok ? "verified" : "WRONG");
+  return ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    auto rt = tessera::Runtime::init(tessera::Options::from_env());
-    const int me = rt.pe(), n_pes = rt.n_pes();
-    const std::size_t m = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 512;
-    const std::size_t n = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 256;
-    const std::size_t k_local = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 128;
-
-    tessera::ops::GemmRs op(rt, m, n, k_local, tessera::ops::GemmDtype::f32);
-    const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
-    std::vector<float> a(m * k_local), b(k_local * n), c(m_local * n);
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t p = 0; p < k_local; ++p) a[i * k_local + p] = a_value(me, i, p);
-    for (std::size_t p = 0; p < k_local; ++p)
-      for (std::size_t j = 0; j < n; ++j) b[p * n + j] = b_value(me, p, j);
-
-    op.run(rt.stream(), a.data(), b.data(), c.data());  // warm-up
-    rt.stream().synchronize();
-    const auto t0 = std::chrono::steady_clock::now();
-    op.run(rt.stream(), a.data(), b.data(), c.data());
-    rt.stream().synchronize();
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-
-    double max_err = 0, max_ref = 0;
-    std::vector<double> row(n);
-    for (std::size_t i = 0; i < m_local; ++i) {
-      const std::size_t gi = static_cast<std::size_t>(me) * m_local + i;
-      std::fill(row.begin(), row.end(), 0.0);
-      for (int pe = 0; pe < n_pes; ++pe)
-        for (std::size_t p = 0; p < k_local; ++p) {
-          const double av = a_value(pe, gi, p);
-          for (std::size_t j = 0; j < n; ++j) row[j] += av * b_value(pe, p, j);
-        }
-      for (std::size_t j = 0; j < n; ++j) {
-        max_err = std::max(max_err, std::abs(row[j] - c[i * n + j]));
-        max_ref = std::max(max_ref, std::abs(row[j]));
-      }
-    }
-    const double rel = max_ref == 0 ? max_err : max_err / max_ref;
-    const bool ok = rel <= 1e-5;
-    std::printf(
-        "PE %d of %d: gemm_rs C[%zu x %zu] = reduce_scatter(A[%zu x %zu] x B[%zu x %zu]) "
-        "in %.2f ms, max relative error %.1e: %s\n",
-        me, n_pes, m_local, n, m, k_local, k_local, n, ms, rel, ok ? "verified" : "WRONG");
-    std::fflush(stdout);
-    rt.finalize();
-    return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gemm_rs: %s\n", e.what());
-    return 1;
-  }
+  return example::run("gemm_rs", argc, argv, {512, 256, 128}, run);
 }
