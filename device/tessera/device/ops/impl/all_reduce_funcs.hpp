@@ -104,6 +104,22 @@ TESSERA_KERNEL_CODE void hear_members(G g, const Context& ctx, const Team& team,
   }
 }
 
+// tell_members from the group's first thread, then hear_members.
+template <class G>
+TESSERA_KERNEL_CODE void announce_and_hear(G g, const Context& ctx, const Team& team,
+                                           std::uint64_t* words, std::uint64_t epoch,
+                                           const char* what) {
+  if (g.rank() == 0) tell_members(ctx, team, words, epoch);
+  hear_members(g, ctx, team, words, epoch, what);
+}
+
+// One member's part of a ring step: `count` elements.
+template <class T>
+struct RingPart {
+  const T* elems;
+  std::size_t count;
+};
+
 // Copies `len` elements of this PE's memory (group-parallel; complete on return in every thread).
 template <class G, class T>
 TESSERA_KERNEL_CODE void copy_local(G g, const Context& ctx, T* dst, const T* src,
@@ -152,9 +168,42 @@ TESSERA_KERNEL_CODE T* stage_and_gather(G g, const Context& ctx, const Team& tea
                                         std::size_t len, const char* what) {
   T* stage = reinterpret_cast<T*>(ws.half(epoch));
   copy_local(g, ctx, stage, in, len);
-  if (g.rank() == 0) tell_members(ctx, team, ws.arrived, epoch);
-  hear_members(g, ctx, team, ws.arrived, epoch, what);
+  announce_and_hear(g, ctx, team, ws.arrived, epoch, what);
   return stage;
+}
+
+// The reduce-scatter steps of a ring (group-parallel), in `stage`'s slots `slot` accumulators
+// apart: at step k < m - 1 this member adds its part k (part(k) = {elements, count}) to the
+// partial sum from its left (nothing at step 0), puts it into slot k of its right's staging and
+// raises the right's ring_rs to base + k + 1. Returns the last partial sum from the left (slot
+// m - 2 of this member's staging), complete: the caller adds its own part and owns the result.
+template <ReduceOp Op, class T, class G, class Part>
+TESSERA_KERNEL_CODE const AllReduceAcc<T>* ring_reduce_steps(
+    G g, const Context& ctx, const Team& team, AllReduceWorkspace ws, AllReduceAcc<T>* stage,
+    std::size_t slot, std::uint64_t base, Part&& part, const char* what) {
+  const int r = team.my_rank, m = team.size;
+  const int right = team.pe((r + 1) % m), left = team.pe((r + m - 1) % m);
+  const auto t = static_cast<std::size_t>(g.rank()), nt = static_cast<std::size_t>(g.size());
+  for (int k = 0; k + 1 < m; ++k) {
+    const RingPart<T> x = part(k);
+    AllReduceAcc<T>* dst = ctx.ptr(stage + static_cast<std::size_t>(k) * slot, right);
+    if (k == 0) {
+      for (std::size_t i = t; i < x.count; i += nt) dst[i] = widen(x.elems[i]);
+    } else {
+      device::detail::wait_from(g, ctx, ws.ring_rs, Cmp::ge, base + static_cast<std::uint64_t>(k),
+                                left, what);
+      const AllReduceAcc<T>* from = stage + static_cast<std::size_t>(k - 1) * slot;
+      for (std::size_t i = t; i < x.count; i += nt)
+        dst[i] = combine<Op>(from[i], widen(x.elems[i]));
+    }
+    g.sync();
+    if (g.rank() == 0) {
+      signal(ctx, ws.ring_rs, base + static_cast<std::uint64_t>(k) + 1, SignalOp::set, right);
+    }
+  }
+  device::detail::wait_from(g, ctx, ws.ring_rs, Cmp::ge, base + static_cast<std::uint64_t>(m - 1),
+                            left, what);
+  return stage + static_cast<std::size_t>(m - 2) * slot;
 }
 
 // Runs body(epoch, off, len) for every segment of `seg` elements of a call on `count` elements:
@@ -257,32 +306,15 @@ TESSERA_KERNEL_CODE void all_reduce_ring(G g, const Context& ctx, const Team& te
           constexpr ReduceOp kOp = decltype(o)::value;
           // Reduce-scatter: at step k, chunk r - k (started by member r - k) moves right, with this
           // member's contribution added; the partial sums are accumulators in the right's staging.
-          for (int k = 0; k + 1 < m; ++k) {
-            const detail::ChunkBounds c = detail::chunk_of(len, m, (r - k + m) % m);
-            A* dst = ctx.ptr(stage + static_cast<std::size_t>(k) * cap, right);
-            if (k == 0) {
-              for (std::size_t i = t; i < c.end - c.begin; i += nt)
-                dst[i] = detail::widen(x[c.begin + i]);
-            } else {
-              device::detail::wait_from(g, ctx, ws.ring_rs, Cmp::ge,
-                                        base + static_cast<std::uint64_t>(k), left,
-                                        "all_reduce_ring waiting for a partial sum from the left");
-              const A* from = stage + static_cast<std::size_t>(k - 1) * cap;
-              for (std::size_t i = t; i < c.end - c.begin; i += nt)
-                dst[i] = detail::combine<kOp>(from[i], detail::widen(x[c.begin + i]));
-            }
-            g.sync();
-            if (g.rank() == 0) {
-              signal(ctx, ws.ring_rs, base + static_cast<std::uint64_t>(k) + 1, SignalOp::set,
-                     right);
-            }
-          }
           // The last partial sum to arrive completes chunk r + 1, which this member owns.
-          device::detail::wait_from(g, ctx, ws.ring_rs, Cmp::ge,
-                                    base + static_cast<std::uint64_t>(m - 1), left,
-                                    "all_reduce_ring waiting for a partial sum from the left");
+          const A* last = detail::ring_reduce_steps<kOp, T>(
+              g, ctx, team, ws, stage, cap, base,
+              [&](int k) {
+                const detail::ChunkBounds c = detail::chunk_of(len, m, (r - k + m) % m);
+                return detail::RingPart<T>{x + c.begin, c.end - c.begin};
+              },
+              "all_reduce_ring waiting for a partial sum from the left");
           const detail::ChunkBounds own = detail::chunk_of(len, m, (r + 1) % m);
-          const A* last = stage + static_cast<std::size_t>(m - 2) * cap;
           for (std::size_t i = t; i < own.end - own.begin; i += nt) {
             const T v =
                 detail::narrow<T>(detail::combine<kOp>(last[i], detail::widen(x[own.begin + i])));
@@ -326,9 +358,8 @@ TESSERA_KERNEL_CODE void all_reduce_atomic(G g, const Context& ctx, const Team& 
         T* stage = reinterpret_cast<T*>(ws.half(epoch));
         detail::copy_local(g, ctx, stage, in + off, len);
         detail::copy_local(g, ctx, out + off, in + off, len);
-        if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
-        detail::hear_members(g, ctx, team, ws.arrived, epoch,
-                             "all_reduce_atomic waiting for a member to enter");
+        detail::announce_and_hear(g, ctx, team, ws.arrived, epoch,
+                                  "all_reduce_atomic waiting for a member to enter");
         for (int k = 1; k < m; ++k) {
           T* dst = ctx.ptr(out + off, team.pe((r + k) % m));
           for (std::size_t i = t; i < len; i += nt) {
@@ -336,9 +367,8 @@ TESSERA_KERNEL_CODE void all_reduce_atomic(G g, const Context& ctx, const Team& 
           }
         }
         g.sync();
-        if (g.rank() == 0) detail::tell_members(ctx, team, ws.done, epoch);
-        detail::hear_members(g, ctx, team, ws.done, epoch,
-                             "all_reduce_atomic waiting for a member's additions");
+        detail::announce_and_hear(g, ctx, team, ws.done, epoch,
+                                  "all_reduce_atomic waiting for a member's additions");
       });
 }
 

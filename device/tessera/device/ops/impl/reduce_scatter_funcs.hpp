@@ -29,9 +29,8 @@ TESSERA_KERNEL_CODE void reduce_scatter_one_shot(G g, const Context& ctx, const 
           const auto jz = static_cast<std::size_t>(j);
           detail::copy_local(g, ctx, stage + jz * len, in + jz * count + off, len);
         }
-        if (g.rank() == 0) detail::tell_members(ctx, team, ws.arrived, epoch);
-        detail::hear_members(g, ctx, team, ws.arrived, epoch,
-                             "reduce_scatter_one_shot waiting for a member's contribution");
+        detail::announce_and_hear(g, ctx, team, ws.arrived, epoch,
+                                  "reduce_scatter_one_shot waiting for a member's contribution");
         detail::with_op(op, [&](auto o) {
           detail::reduce_members<decltype(o)::value>(
               g, ctx, team, static_cast<const T*>(stage + static_cast<std::size_t>(r) * len),
@@ -48,7 +47,6 @@ TESSERA_KERNEL_CODE void reduce_scatter_ring(G g, const Context& ctx, const Team
   if (detail::all_reduce_alone(g, ctx, team, out, in, count)) return;
   using A = AllReduceAcc<T>;
   const int r = team.my_rank, m = team.size;
-  const int right = team.pe((r + 1) % m), left = team.pe((r + m - 1) % m);
   const auto t = static_cast<std::size_t>(g.rank()), nt = static_cast<std::size_t>(g.size());
   detail::for_each_segment_of(
       count, reduce_scatter_segment_elems<T>(m), first_epoch,
@@ -60,32 +58,15 @@ TESSERA_KERNEL_CODE void reduce_scatter_ring(G g, const Context& ctx, const Team
         const std::uint64_t base = (epoch - 1) * static_cast<std::uint64_t>(m);
         detail::with_op(op, [&](auto o) {
           constexpr ReduceOp kOp = decltype(o)::value;
-          // At step k this member forwards block r - 1 - k: it starts block r - 1 at step 0.
-          for (int k = 0; k + 1 < m; ++k) {
-            const auto c = static_cast<std::size_t>((r - 1 - k + 2 * m) % m);
-            const T* x = in + c * count + off;
-            A* dst = ctx.ptr(stage + static_cast<std::size_t>(k) * len, right);
-            if (k == 0) {
-              for (std::size_t i = t; i < len; i += nt) dst[i] = detail::widen(x[i]);
-            } else {
-              device::detail::wait_from(
-                  g, ctx, ws.ring_rs, Cmp::ge, base + static_cast<std::uint64_t>(k), left,
-                  "reduce_scatter_ring waiting for a partial sum from the left");
-              const A* from = stage + static_cast<std::size_t>(k - 1) * len;
-              for (std::size_t i = t; i < len; i += nt)
-                dst[i] = detail::combine<kOp>(from[i], detail::widen(x[i]));
-            }
-            g.sync();
-            if (g.rank() == 0) {
-              signal(ctx, ws.ring_rs, base + static_cast<std::uint64_t>(k) + 1, SignalOp::set,
-                     right);
-            }
-          }
-          // The last partial sum to arrive is of block r, which this member owns.
-          device::detail::wait_from(g, ctx, ws.ring_rs, Cmp::ge,
-                                    base + static_cast<std::uint64_t>(m - 1), left,
-                                    "reduce_scatter_ring waiting for a partial sum from the left");
-          const A* last = stage + static_cast<std::size_t>(m - 2) * len;
+          // At step k this member forwards block r - 1 - k: it starts block r - 1 at step 0. The
+          // last partial sum to arrive is of block r, which this member owns.
+          const A* last = detail::ring_reduce_steps<kOp, T>(
+              g, ctx, team, ws, stage, len, base,
+              [&](int k) {
+                const auto c = static_cast<std::size_t>((r - 1 - k + 2 * m) % m);
+                return detail::RingPart<T>{in + c * count + off, len};
+              },
+              "reduce_scatter_ring waiting for a partial sum from the left");
           const T* x = in + static_cast<std::size_t>(r) * count + off;
           T* y = out + off;
           for (std::size_t i = t; i < len; i += nt)
