@@ -19,13 +19,8 @@ namespace {
 
 namespace td = tessera::device;
 
-std::vector<float> filled(std::size_t count, int pe) {
-  std::vector<float> v(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    v[i] = static_cast<float>((i * 7 + static_cast<std::size_t>(pe) * 3) % 23) / 23.0f - 0.5f;
-  }
-  return v;
-}
+// This op's operand values.
+std::vector<float> operand(std::size_t count, int pe) { return filled(count, pe, 7, 23); }
 
 }  // namespace
 
@@ -40,10 +35,10 @@ void ag_gemm_shape(FusedGemmShapeRun& run) {
   auto a_shard = rt.alloc<float>(m_local * k);  // symmetric: pull reads it in place
   auto gathered = rt.alloc<float>(s.m * k);     // all_gather's receive buffer
   {
-    const std::vector<float> a = filled(m_local * k, me);
+    const std::vector<float> a = operand(m_local * k, me);
     std::copy(a.begin(), a.end(), a_shard.get());
   }
-  const std::vector<float> b = filled(k * n_local, me + 17);
+  const std::vector<float> b = operand(k * n_local, me + 17);
   std::vector<float> c(s.m * n_local, 0.0f), a_full(s.m * k, 0.0f);
   const td::Tile<float> c_tile(c.data(), s.m, n_local);
   const td::Tile<const float> b_tile(b.data(), k, n_local);

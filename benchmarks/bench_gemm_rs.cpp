@@ -19,13 +19,8 @@ namespace {
 
 namespace td = tessera::device;
 
-std::vector<float> filled(std::size_t count, int pe) {
-  std::vector<float> v(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    v[i] = static_cast<float>((i * 5 + static_cast<std::size_t>(pe) * 3) % 29) / 29.0f - 0.5f;
-  }
-  return v;
-}
+// This op's operand values.
+std::vector<float> operand(std::size_t count, int pe) { return filled(count, pe, 5, 29); }
 
 // c (m_local x n) = sum over PEs of their partial's rows [my_pe * m_local, + m_local), read
 // through the mapped heaps; rows dealt over the grid's blocks.
@@ -59,7 +54,7 @@ void gemm_rs_shape(FusedGemmShapeRun& run) {
   bool all_mapped = true;
   for (int pe = 0; pe < n_pes; ++pe) all_mapped = all_mapped && ctx.is_mapped(pe);
   BenchEnv& env = run.env();
-  const std::vector<float> a = filled(s.m * k_local, me), b = filled(k_local * n, me + 11);
+  const std::vector<float> a = operand(s.m * k_local, me), b = operand(k_local * n, me + 11);
   std::vector<float> c(m_local * n, 0.0f);
   auto partial = rt.alloc<float>(s.m * n);  // symmetric: unfused_tessera reads peers' rows
   const td::Tile<float> partial_tile(partial.get(), s.m, n);

@@ -5,6 +5,16 @@
 
 namespace tessera::bench {
 
+std::vector<float> filled(std::size_t count, int pe, std::size_t step, std::size_t period) {
+  std::vector<float> v(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    v[i] = static_cast<float>((i * step + static_cast<std::size_t>(pe) * 3) % period) /
+               static_cast<float>(period) -
+           0.5f;
+  }
+  return v;
+}
+
 void FusedGemmShapeRun::add(const std::string& variant, const std::vector<double>& samples) {
   Row row;
   row.bench = bench_;

@@ -17,6 +17,9 @@
 
 namespace tessera::bench {
 
+// `count` operand values in [-0.5, 0.5), a pattern of `period` steps shifted by PE.
+std::vector<float> filled(std::size_t count, int pe, std::size_t step, std::size_t period);
+
 // One shape of one op: its variants timed into rows, then the limit and the peer.
 class FusedGemmShapeRun {
  public:

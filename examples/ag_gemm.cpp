@@ -14,13 +14,8 @@
 
 namespace {
 
-// A's element (row, col), the same on every PE, and PE pe's B.
-float a_value(std::size_t row, std::size_t col) {
-  return example::operand_value(0, row, col, 7, 13, 0, 17);
-}
-float b_value(int pe, std::size_t row, std::size_t col) {
-  return example::operand_value(pe, row, col, 5, 3, 11, 19);
-}
+// A, the same on every PE, and PE pe's B.
+constexpr example::Operand kA{7, 13, 0, 17}, kB{5, 3, 11, 19};
 
 bool run(tessera::Runtime& rt, example::Shape shape) {
   const int me = rt.pe(), n_pes = rt.n_pes();
@@ -31,9 +26,9 @@ bool run(tessera::Runtime& rt, example::Shape shape) {
   std::vector<float> a_shard(m_local * k), b(k * n_local), c(m * n_local);
   for (std::size_t i = 0; i < m_local; ++i)
     for (std::size_t p = 0; p < k; ++p)
-      a_shard[i * k + p] = a_value(static_cast<std::size_t>(me) * m_local + i, p);
+      a_shard[i * k + p] = kA(0, static_cast<std::size_t>(me) * m_local + i, p);
   for (std::size_t p = 0; p < k; ++p)
-    for (std::size_t j = 0; j < n_local; ++j) b[p * n_local + j] = b_value(me, p, j);
+    for (std::size_t j = 0; j < n_local; ++j) b[p * n_local + j] = kB(me, p, j);
 
   const auto call = [&] { op.run(rt.stream(), a_shard.data(), b.data(), c.data()); };
   example::time_ms(rt, call);  // warm-up
@@ -44,7 +39,7 @@ bool run(tessera::Runtime& rt, example::Shape shape) {
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t p = 0; p < k; ++p)
       for (std::size_t j = 0; j < n_local; ++j)
-        want[i * n_local + j] += static_cast<double>(a_value(i, p)) * b[p * n_local + j];
+        want[i * n_local + j] += static_cast<double>(kA(0, i, p)) * b[p * n_local + j];
   const double rel = example::relative_error(want, c.data());
   const bool ok = rel <= example::kTolerance;
   std::printf(

@@ -21,14 +21,16 @@ struct Shape {
   std::size_t m, n, k;
 };
 
-// A deterministic operand element in [-0.5, 0.5): every PE can regenerate any PE's operands.
-// `pe` shifts the pattern (0 for an operand that is the same on every PE).
-inline float operand_value(int pe, std::size_t row, std::size_t col, std::size_t row_step,
-                           std::size_t col_step, std::size_t pe_step, std::size_t period) {
-  const std::size_t v =
-      (row * row_step + col * col_step + static_cast<std::size_t>(pe) * pe_step) % period;
-  return static_cast<float>(v) / static_cast<float>(period) - 0.5f;
-}
+// A deterministic operand: element (row, col) of PE pe's copy is a value in [-0.5, 0.5) that
+// every PE can regenerate (pe_step 0: the same on every PE).
+struct Operand {
+  std::size_t row_step, col_step, pe_step, period;
+  float operator()(int pe, std::size_t row, std::size_t col) const {
+    const std::size_t v =
+        (row * row_step + col * col_step + static_cast<std::size_t>(pe) * pe_step) % period;
+    return static_cast<float>(v) / static_cast<float>(period) - 0.5f;
+  }
+};
 
 // The largest |c - want| over the largest |want| (the error itself when want is all zero).
 inline double relative_error(const std::vector<double>& want, const float* c) {

@@ -14,12 +14,7 @@
 namespace {
 
 // PE pe's A and B.
-float a_value(int pe, std::size_t row, std::size_t col) {
-  return example::operand_value(pe, row, col, 7, 13, 3, 17);
-}
-float b_value(int pe, std::size_t row, std::size_t col) {
-  return example::operand_value(pe, row, col, 5, 3, 11, 19);
-}
+constexpr example::Operand kA{7, 13, 3, 17}, kB{5, 3, 11, 19};
 
 bool run(tessera::Runtime& rt, example::Shape shape) {
   const int me = rt.pe(), n_pes = rt.n_pes();
@@ -28,9 +23,9 @@ bool run(tessera::Runtime& rt, example::Shape shape) {
   const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
   std::vector<float> a(m * k_local), b(k_local * n), c(m_local * n);
   for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t p = 0; p < k_local; ++p) a[i * k_local + p] = a_value(me, i, p);
+    for (std::size_t p = 0; p < k_local; ++p) a[i * k_local + p] = kA(me, i, p);
   for (std::size_t p = 0; p < k_local; ++p)
-    for (std::size_t j = 0; j < n; ++j) b[p * n + j] = b_value(me, p, j);
+    for (std::size_t j = 0; j < n; ++j) b[p * n + j] = kB(me, p, j);
 
   const auto call = [&] { op.run(rt.stream(), a.data(), b.data(), c.data()); };
   example::time_ms(rt, call);  // warm-up
@@ -41,8 +36,8 @@ bool run(tessera::Runtime& rt, example::Shape shape) {
   for (std::size_t i = 0; i < m_local; ++i)
     for (int pe = 0; pe < n_pes; ++pe)
       for (std::size_t p = 0; p < k_local; ++p) {
-        const double av = a_value(pe, static_cast<std::size_t>(me) * m_local + i, p);
-        for (std::size_t j = 0; j < n; ++j) want[i * n + j] += av * b_value(pe, p, j);
+        const double av = kA(pe, static_cast<std::size_t>(me) * m_local + i, p);
+        for (std::size_t j = 0; j < n; ++j) want[i * n + j] += av * kB(pe, p, j);
       }
   const double rel = example::relative_error(want, c.data());
   const bool ok = rel <= example::kTolerance;

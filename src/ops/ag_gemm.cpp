@@ -211,7 +211,5 @@ AgGemmVariant AgGemm::variant() const { return static_cast<const AgGemmState&>(*
 const void* AgGemm::gathered_a() const {
   return static_cast<const AgGemmState&>(*state_).gathered_a();
 }
-std::size_t AgGemm::n_local() const { return state_->n; }
-std::size_t AgGemm::k() const { return state_->k; }
 
 }  // namespace tessera::ops

@@ -31,6 +31,8 @@ OverlapPattern FusedGemm::pattern() const { return state_->overlap.pattern; }
 CommDirection FusedGemm::direction() const { return state_->overlap.direction; }
 std::size_t FusedGemm::m() const { return state_->m; }
 GemmDtype FusedGemm::dtype() const { return state_->dtype; }
+std::size_t FusedGemm::cols() const { return state_->n; }
+std::size_t FusedGemm::inner() const { return state_->k; }
 
 }  // namespace tessera::ops
 

@@ -38,7 +38,4 @@ GemmAr::GemmAr(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, G
                const GemmArOptions& options)
     : FusedGemm(std::make_unique<GemmArState>(rt, m, n, k_local, dtype, options)) {}
 
-std::size_t GemmAr::n() const { return state_->n; }
-std::size_t GemmAr::k_local() const { return state_->k; }
-
 }  // namespace tessera::ops

@@ -80,7 +80,4 @@ GemmAs::GemmAs(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, G
                const GemmAsOptions& options)
     : FusedGemm(std::make_unique<GemmAsState>(rt, m, n_local, k, dtype, options)) {}
 
-std::size_t GemmAs::n_local() const { return state_->n; }
-std::size_t GemmAs::k() const { return state_->k; }
-
 }  // namespace tessera::ops

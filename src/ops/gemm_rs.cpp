@@ -100,7 +100,4 @@ GemmRs::GemmRs(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, G
                const GemmRsOptions& options)
     : FusedGemm(std::make_unique<GemmRsState>(rt, m, n, k_local, dtype, options)) {}
 
-std::size_t GemmRs::n() const { return state_->n; }
-std::size_t GemmRs::k_local() const { return state_->k; }
-
 }  // namespace tessera::ops

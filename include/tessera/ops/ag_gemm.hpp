@@ -49,8 +49,8 @@ class AgGemm : public FusedGemm {
   // run it and until the next call. pull: null.
   const void* gathered_a() const;
 
-  std::size_t n_local() const;
-  std::size_t k() const;
+  std::size_t n_local() const { return cols(); }
+  std::size_t k() const { return inner(); }
 };
 
 }  // namespace tessera::ops

@@ -68,6 +68,9 @@ class FusedGemm {
 
  protected:
   explicit FusedGemm(std::unique_ptr<detail::FusedGemmState> state);
+  // C's columns computed on this PE and the inner dimension, under each op's own names.
+  std::size_t cols() const;
+  std::size_t inner() const;
   std::unique_ptr<detail::FusedGemmState> state_;
 };
 

@@ -35,8 +35,8 @@ class GemmAr : public FusedGemm {
   // run(stream, a, b, c): a is this PE's m x k_local, b its k_local x n, c (m x n) receives the
   // sum over all PEs (dense, row-major).
 
-  std::size_t n() const;
-  std::size_t k_local() const;
+  std::size_t n() const { return cols(); }
+  std::size_t k_local() const { return inner(); }
 };
 
 }  // namespace tessera::ops

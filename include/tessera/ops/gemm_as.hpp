@@ -35,8 +35,8 @@ class GemmAs : public FusedGemm {
   // requires it), b this PE's k x n_local, c (m x n_local * n_pes, dense row-major) receives
   // every PE's block.
 
-  std::size_t n_local() const;
-  std::size_t k() const;
+  std::size_t n_local() const { return cols(); }
+  std::size_t k() const { return inner(); }
 };
 
 }  // namespace tessera::ops

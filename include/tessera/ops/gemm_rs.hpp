@@ -34,8 +34,8 @@ class GemmRs : public FusedGemm {
   // run(stream, a, b, c): a is this PE's m x k_local, b its k_local x n, c receives this PE's
   // m/n_pes x n rows of the sum over all PEs (all dense, row-major).
 
-  std::size_t n() const;
-  std::size_t k_local() const;
+  std::size_t n() const { return cols(); }
+  std::size_t k_local() const { return inner(); }
 };
 
 }  // namespace tessera::ops

@@ -34,6 +34,19 @@ namespace tessera::device::ops {
 // tile(ctx, i) of a tile that is empty on this shape (a short last shard).
 inline constexpr std::size_t kNoTile = ~std::size_t{0};
 
+// Tile t, in row-major order, of a rows x cols matrix cut into tile_m x tile_n tiles: its first
+// row and column and its size (short at the bottom and right edges).
+struct GridTile {
+  std::size_t r0, c0, rows, cols;
+};
+TESSERA_HOST_DEVICE inline GridTile grid_tile(std::size_t t, std::size_t rows, std::size_t cols,
+                                              std::size_t tile_m, std::size_t tile_n) {
+  const std::size_t tiles_n = (cols + tile_n - 1) / tile_n;
+  const std::size_t r0 = (t / tiles_n) * tile_m, c0 = (t % tiles_n) * tile_n;
+  return GridTile{r0, c0, rows - r0 < tile_m ? rows - r0 : tile_m,
+                  cols - c0 < tile_n ? cols - c0 : tile_n};
+}
+
 // The handshake words of one pipelined op, the same layout on every PE.
 struct OverlapWords {
   std::uint64_t* ready = nullptr;         // this PE's, one per tile: computed in call `epoch`

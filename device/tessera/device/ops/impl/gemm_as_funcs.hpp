@@ -14,29 +14,24 @@ namespace tessera::device::ops {
 
 template <class TA, class TB>
 TESSERA_HOST_DEVICE Tile<float> GemmAsArgs<TA, TB>::slot_tile(int pe, std::size_t t) const {
-  const std::size_t tn = tiles_n(), nl = n_local(), mm = m();
-  const std::size_t r0 = (t / tn) * tile_m, c0 = (t % tn) * tile_n;
-  const std::size_t rows = mm - r0 < tile_m ? mm - r0 : tile_m;
-  const std::size_t cols = nl - c0 < tile_n ? nl - c0 : tile_n;
-  return Tile<float>(gathered + static_cast<std::size_t>(pe) * mm * nl + r0 * nl + c0, rows, cols,
-                     nl);
+  const std::size_t nl = n_local();
+  const GridTile x = grid_tile(t, m(), nl, tile_m, tile_n);
+  return Tile<float>(gathered + static_cast<std::size_t>(pe) * m() * nl + x.r0 * nl + x.c0, x.rows,
+                     x.cols, nl);
 }
 
 template <class TA, class TB>
 TESSERA_HOST_DEVICE Tile<float> GemmAsArgs<TA, TB>::c_tile(int pe, std::size_t t) const {
-  const std::size_t tn = tiles_n(), nl = n_local(), mm = m();
-  const std::size_t r0 = (t / tn) * tile_m, c0 = (t % tn) * tile_n;
-  const std::size_t rows = mm - r0 < tile_m ? mm - r0 : tile_m;
-  const std::size_t cols = nl - c0 < tile_n ? nl - c0 : tile_n;
-  return c.sub(r0, static_cast<std::size_t>(pe) * nl + c0, rows, cols);
+  const GridTile x = grid_tile(t, m(), n_local(), tile_m, tile_n);
+  return c.sub(x.r0, static_cast<std::size_t>(pe) * n_local() + x.c0, x.rows, x.cols);
 }
 
 template <class TA, class TB>
 template <class G>
 TESSERA_KERNEL_CODE void GemmAsArgs<TA, TB>::compute(G g, const Context& ctx, std::size_t t) const {
-  const Tile<float> dst = slot_tile(ctx.my_pe, t);
-  const std::size_t r0 = (t / tiles_n()) * tile_m, c0 = (t % tiles_n()) * tile_n;
-  gemm_tile(g, dst, a.sub(r0, 0, dst.rows, a.cols), b.sub(0, c0, b.rows, dst.cols), false);
+  const GridTile x = grid_tile(t, m(), n_local(), tile_m, tile_n);
+  gemm_tile(g, slot_tile(ctx.my_pe, t), a.sub(x.r0, 0, x.rows, a.cols),
+            b.sub(0, x.c0, b.rows, x.cols), false);
 }
 
 template <class TA, class TB>

@@ -7,6 +7,7 @@
 #include "tessera/device/ops/gemm_rs.hpp"
 #include "tessera/device/ops/gemm_tile.hpp"
 #include "tessera/device/ops/impl/fused_handshake.hpp"
+#include "tessera/device/ops/overlap.hpp"
 #include "tessera/device/rma.hpp"
 #include "tessera/device/signal.hpp"
 
@@ -18,7 +19,7 @@ TESSERA_KERNEL_CODE void gemm_rs(G g, const Context& ctx, const GemmRsArgs<TA, T
   const int n_pes = ctx.n_pes, me = ctx.my_pe;
   const std::uint64_t e = args.epoch;
   const std::size_t m_local = args.m_local(), n = args.c.cols, k = args.a.cols;
-  const std::size_t tiles_n = args.tiles_n(), per_shard = args.tiles_per_shard();
+  const std::size_t per_shard = args.tiles_per_shard();
   float* scratch = args.scratch + static_cast<std::size_t>(rank) * args.tile_m * args.tile_n;
   int waited_for = -1;  // the last owner whose consumed flag this group has checked
   for (std::size_t w = static_cast<std::size_t>(rank);
@@ -26,9 +27,8 @@ TESSERA_KERNEL_CODE void gemm_rs(G g, const Context& ctx, const GemmRsArgs<TA, T
        w += static_cast<std::size_t>(args.compute_blocks)) {
     const int owner = (me + 1 + static_cast<int>(w / per_shard)) % n_pes;
     const std::size_t t = w % per_shard;
-    const std::size_t r0 = (t / tiles_n) * args.tile_m, c0 = (t % tiles_n) * args.tile_n;
-    const std::size_t rows = r0 + args.tile_m < m_local ? args.tile_m : m_local - r0;
-    const std::size_t cols = c0 + args.tile_n < n ? args.tile_n : n - c0;
+    const GridTile tile = grid_tile(t, m_local, n, args.tile_m, args.tile_n);
+    const std::size_t r0 = tile.r0, c0 = tile.c0, rows = tile.rows, cols = tile.cols;
     const std::size_t grow = static_cast<std::size_t>(owner) * m_local + r0;
     const Tile<const TA> a = args.a.sub(grow, 0, rows, k);
     const Tile<const TB> b = args.b.sub(0, c0, k, cols);

@@ -99,14 +99,12 @@ template <class G, class TA, class TB>
 TESSERA_KERNEL_CODE void gemm_tiles(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
                                     std::size_t tile_m, std::size_t tile_n, int rank, int count) {
   const std::size_t m = c.rows, n = c.cols, k = a.cols;
-  const std::size_t tiles_n = (n + tile_n - 1) / tile_n;
-  const std::size_t tiles = ((m + tile_m - 1) / tile_m) * tiles_n;
+  const std::size_t tiles = ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
   for (std::size_t t = static_cast<std::size_t>(rank); t < tiles;
        t += static_cast<std::size_t>(count)) {
-    const std::size_t r0 = (t / tiles_n) * tile_m, c0 = (t % tiles_n) * tile_n;
-    const std::size_t rows = r0 + tile_m < m ? tile_m : m - r0;
-    const std::size_t cols = c0 + tile_n < n ? tile_n : n - c0;
-    gemm_tile(g, c.sub(r0, c0, rows, cols), a.sub(r0, 0, rows, k), b.sub(0, c0, k, cols), false);
+    const GridTile x = grid_tile(t, m, n, tile_m, tile_n);
+    gemm_tile(g, c.sub(x.r0, x.c0, x.rows, x.cols), a.sub(x.r0, 0, x.rows, k),
+              b.sub(0, x.c0, k, x.cols), false);
   }
   g.sync();
 }
