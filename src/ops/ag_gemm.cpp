@@ -18,9 +18,6 @@ namespace {
 namespace td = tessera::device;
 namespace tdo = tessera::device::ops;
 
-constexpr detail::FusedGemmSpec kAgGemm{"ag_gemm", OpKind::ag_gemm, "n_local",
-                                        "k",       "a_shard",       true};
-
 struct AgGemmKernel {
   template <class TA, class TB>
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
@@ -61,13 +58,15 @@ AgGemmVariant variant_of(CommDirection direction) {
 
 class AgGemmState final : public detail::FusedGemmSchedule<AgGemmState> {
  public:
+  static constexpr detail::FusedGemmSpec kSpec{"ag_gemm", OpKind::ag_gemm, "n_local",
+                                               "k",       "a_shard",       true};
+  using FusedGemmSchedule::FusedGemmSchedule;
+
   // The workspace: push: the gathered A (m x k elements); pull: a staging copy of the shard;
   // the words [chunk flags: n_pes * chunks][ready: n_pes][consumed: n_pes][readers_done: 1].
-  AgGemmState(Runtime& runtime, std::size_t rows, std::size_t cols, std::size_t inner,
-              GemmDtype type, const AgGemmOptions& requested)
-      : FusedGemmSchedule(runtime, kAgGemm, rows, cols, inner, type, requested),
-        chunk_rows_(requested.chunk_rows),
-        variant_(requested.variant) {
+  void prepare(const AgGemmOptions& requested) {
+    chunk_rows_ = requested.chunk_rows;
+    variant_ = requested.variant;
     check_blocks();
     if (chunk_rows_ == 0) bad("chunk_rows must be at least 1");
     const AgGemmVariant named = variant_of(options.direction);
@@ -87,7 +86,7 @@ class AgGemmState final : public detail::FusedGemmSchedule<AgGemmState> {
                             ? resolve_overlap(OpKind::ag_gemm, m, n, k, n_pes, mapped)
                             : resolve_fused_overlap(OpKind::ag_gemm, m, n, k, n_pes);
     }
-    const std::size_t elem = type == GemmDtype::f32 ? sizeof(float) : sizeof(td::bf16);
+    const std::size_t elem = dtype == GemmDtype::f32 ? sizeof(float) : sizeof(td::bf16);
     if (overlap.pattern == OverlapPattern::bulk_synchronous) {
       // ops::all_gather pushes the shards into the gathered copy.
       if (variant_ != AgGemmVariant::automatic) {
@@ -183,8 +182,8 @@ class AgGemmState final : public detail::FusedGemmSchedule<AgGemmState> {
   std::size_t shard_rows() const { return m / static_cast<std::size_t>(rt.n_pes()); }
   std::size_t chunks() const { return (shard_rows() + chunk_rows_ - 1) / chunk_rows_; }
 
-  std::size_t chunk_rows_;
-  AgGemmVariant variant_;
+  std::size_t chunk_rows_ = 0;
+  AgGemmVariant variant_ = AgGemmVariant::automatic;
   Symmetric<unsigned char> gathered_;  // push (and bulk_synchronous)
   Symmetric<unsigned char> staging_;   // pull: a_shard copied here when it is not in the heap
 };
@@ -205,7 +204,7 @@ const char* to_string(AgGemmVariant variant) noexcept {
 
 AgGemm::AgGemm(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, GemmDtype dtype,
                const AgGemmOptions& options)
-    : FusedGemm(std::make_unique<AgGemmState>(rt, m, n_local, k, dtype, options)) {}
+    : FusedGemm(detail::make_fused_gemm<AgGemmState>(rt, m, n_local, k, dtype, options)) {}
 
 AgGemmVariant AgGemm::variant() const { return static_cast<const AgGemmState&>(*state_).variant(); }
 const void* AgGemm::gathered_a() const {

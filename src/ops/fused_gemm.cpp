@@ -65,6 +65,11 @@ void FusedGemmState::check_blocks() const {
   }
 }
 
+void FusedGemmState::resolve_options() {
+  check_blocks();
+  overlap = resolve(options.direction);
+}
+
 ResolvedOverlap FusedGemmState::resolve(ops::CommDirection direction) const {
   return resolve_fused(rt, spec.kind, options.pattern, direction, m, n, k);
 }

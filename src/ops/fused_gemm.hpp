@@ -1,8 +1,9 @@
 // The skeleton every fused GEMM op's launcher is made of (public side:
 // <tessera/ops/fused_gemm.hpp>): the shape and option checks, the tile, the handshake words and
 // the second stream, the argument checks of run(), the epochs, and the launches. An op is one
-// class derived from FusedGemmSchedule that allocates its workspace in its constructor and
-// says, in enqueue<T>(), what one call runs: its schedule and its epilogue. Internal.
+// class derived from FusedGemmSchedule with its FusedGemmSpec (kSpec), prepare(options), which
+// resolves its pattern and allocates its workspace, and enqueue<T>(), what one call runs: its
+// schedule and its epilogue; make_fused_gemm makes it. Internal.
 #pragma once
 
 #include <cstddef>
@@ -51,6 +52,8 @@ class FusedGemmState {
   [[noreturn]] void bad(const std::string& message) const;
   // "comm_blocks and compute_blocks must be at least 1, got X and Y" unless both are.
   void check_blocks() const;
+  // check_blocks, then `overlap` from the options as resolve gives it.
+  void resolve_options();
   // The pattern and direction from options as resolve_fused gives them (direction overrides
   // options.direction: ops that pick their own default pass it).
   ResolvedOverlap resolve(ops::CommDirection direction) const;
@@ -98,5 +101,16 @@ class FusedGemmSchedule : public FusedGemmState {
     static_cast<Op*>(this)->enqueue(stream, a, b, c);
   }
 };
+
+// A new Op state for the public op's constructor: Op's skeleton on Op::kSpec, then
+// Op::prepare(options).
+template <class Op, class Options>
+std::unique_ptr<FusedGemmState> make_fused_gemm(Runtime& rt, std::size_t m, std::size_t n,
+                                                std::size_t k, ops::GemmDtype dtype,
+                                                const Options& options) {
+  auto op = std::make_unique<Op>(rt, Op::kSpec, m, n, k, dtype, options);
+  op->prepare(options);
+  return op;
+}
 
 }  // namespace tessera::detail

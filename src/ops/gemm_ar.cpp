@@ -10,17 +10,16 @@
 namespace tessera::ops {
 namespace {
 
-constexpr detail::FusedGemmSpec kGemmAr{"gemm_ar", OpKind::gemm_ar, "n", "k_local", "a", false};
-
 class GemmArState final : public detail::FusedGemmSchedule<GemmArState> {
  public:
-  GemmArState(Runtime& runtime, std::size_t rows, std::size_t cols, std::size_t inner,
-              GemmDtype type, const GemmArOptions& requested)
-      : FusedGemmSchedule(runtime, kGemmAr, rows, cols, inner, type, requested) {
-    check_blocks();
-    overlap = resolve(options.direction);
-    const auto p = static_cast<std::size_t>(rt.n_pes());
-    reduce_.allocate(*this, (m + p - 1) / p, true);  // shards of ceil(m / n_pes) rows
+  static constexpr detail::FusedGemmSpec kSpec{"gemm_ar", OpKind::gemm_ar, "n", "k_local", "a",
+                                               false};
+  using FusedGemmSchedule::FusedGemmSchedule;
+
+  void prepare(const GemmArOptions&) {
+    resolve_options();
+    const auto n_pes = static_cast<std::size_t>(rt.n_pes());
+    reduce_.allocate(*this, (m + n_pes - 1) / n_pes, true);  // shards of ceil(m / n_pes) rows
   }
 
   template <class T>
@@ -36,6 +35,6 @@ class GemmArState final : public detail::FusedGemmSchedule<GemmArState> {
 
 GemmAr::GemmAr(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, GemmDtype dtype,
                const GemmArOptions& options)
-    : FusedGemm(std::make_unique<GemmArState>(rt, m, n, k_local, dtype, options)) {}
+    : FusedGemm(detail::make_fused_gemm<GemmArState>(rt, m, n, k_local, dtype, options)) {}
 
 }  // namespace tessera::ops

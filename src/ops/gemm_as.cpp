@@ -14,8 +14,6 @@ namespace {
 namespace td = tessera::device;
 namespace tdo = tessera::device::ops;
 
-constexpr detail::FusedGemmSpec kGemmAs{"gemm_as", OpKind::gemm_as, "n_local", "k", "a", false};
-
 struct GatherColumnsKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Tile<float> c, const float* gathered,
                                       int n_pes, std::size_t n_local) const {
@@ -25,13 +23,14 @@ struct GatherColumnsKernel {
 
 class GemmAsState final : public detail::FusedGemmSchedule<GemmAsState> {
  public:
+  static constexpr detail::FusedGemmSpec kSpec{"gemm_as", OpKind::gemm_as, "n_local", "k", "a",
+                                               false};
+  using FusedGemmSchedule::FusedGemmSchedule;
+
   // The workspace: the gathered blocks (n_pes x m x n_local floats) and, pipelined, the words
   // [ready: T][flags: n_pes * T][consumed: n_pes][readers: 1] (T tiles of a block).
-  GemmAsState(Runtime& runtime, std::size_t rows, std::size_t cols, std::size_t inner,
-              GemmDtype type, const GemmAsOptions& requested)
-      : FusedGemmSchedule(runtime, kGemmAs, rows, cols, inner, type, requested) {
-    check_blocks();
-    overlap = resolve(options.direction);
+  void prepare(const GemmAsOptions&) {
+    resolve_options();
     const auto p = static_cast<std::size_t>(rt.n_pes());
     gathered_ = rt.alloc<float>(p * m * n);
     if (overlap.pattern == OverlapPattern::bulk_synchronous) return;
@@ -78,6 +77,6 @@ class GemmAsState final : public detail::FusedGemmSchedule<GemmAsState> {
 
 GemmAs::GemmAs(Runtime& rt, std::size_t m, std::size_t n_local, std::size_t k, GemmDtype dtype,
                const GemmAsOptions& options)
-    : FusedGemm(std::make_unique<GemmAsState>(rt, m, n_local, k, dtype, options)) {}
+    : FusedGemm(detail::make_fused_gemm<GemmAsState>(rt, m, n_local, k, dtype, options)) {}
 
 }  // namespace tessera::ops

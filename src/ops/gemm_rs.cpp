@@ -17,8 +17,6 @@ namespace {
 namespace td = tessera::device;
 namespace tdo = tessera::device::ops;
 
-constexpr detail::FusedGemmSpec kGemmRs{"gemm_rs", OpKind::gemm_rs, "n", "k_local", "a", true};
-
 struct GemmRsKernel {
   template <class TA, class TB>
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
@@ -29,9 +27,11 @@ struct GemmRsKernel {
 
 class GemmRsState final : public detail::FusedGemmSchedule<GemmRsState> {
  public:
-  GemmRsState(Runtime& runtime, std::size_t rows, std::size_t cols, std::size_t inner,
-              GemmDtype type, const GemmRsOptions& requested)
-      : FusedGemmSchedule(runtime, kGemmRs, rows, cols, inner, type, requested) {
+  static constexpr detail::FusedGemmSpec kSpec{"gemm_rs", OpKind::gemm_rs, "n", "k_local", "a",
+                                               true};
+  using FusedGemmSchedule::FusedGemmSchedule;
+
+  void prepare(const GemmRsOptions&) {
     if (options.compute_blocks < 1) {
       bad("compute_blocks must be at least 1, got " + std::to_string(options.compute_blocks));
     }
@@ -98,6 +98,6 @@ class GemmRsState final : public detail::FusedGemmSchedule<GemmRsState> {
 
 GemmRs::GemmRs(Runtime& rt, std::size_t m, std::size_t n, std::size_t k_local, GemmDtype dtype,
                const GemmRsOptions& options)
-    : FusedGemm(std::make_unique<GemmRsState>(rt, m, n, k_local, dtype, options)) {}
+    : FusedGemm(detail::make_fused_gemm<GemmRsState>(rt, m, n, k_local, dtype, options)) {}
 
 }  // namespace tessera::ops
