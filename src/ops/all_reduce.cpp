@@ -72,10 +72,7 @@ struct AllReduceKernel {
                                       std::size_t count, ReduceOp op, AllReduceAlgo algo,
                                       std::uint64_t first_epoch, support::CallDescriptor call,
                                       support::Agreement check) const {
-    if (check.check_on_stream &&
-        !support::agree_on_call(blk, ctx, team, call, check.check, first_epoch + 1, "all_reduce")) {
-      return;
-    }
+    if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, "all_reduce")) return;
     switch (algo) {
       case AllReduceAlgo::automatic:
       case AllReduceAlgo::one_shot:
@@ -180,12 +177,9 @@ void all_reduce(Runtime& rt, Stream& stream, const Team& team, const void* send,
   const support::CallDescriptor call =
       support::make_call(support::CollectiveKind::all_reduce, count, dtype, op,
                          static_cast<std::uint64_t>(chosen), rt.heap_offset(recv));
-  const support::Agreement agreement = support::agree(rt, team, call, "all_reduce");
-  const std::uint64_t first =
-      support::team_epochs(rt).reserve(team.workspace, segments_of(dtype, count));
-  const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  support::launch_per_dtype<AllReduceKernel>(stream, 1, dtype, rt.device_context(), team, ws, recv,
-                                             send, count, op, chosen, first, call, agreement);
+  support::launch_team_collective<AllReduceKernel>(rt, stream, team, call, "all_reduce",
+                                                   segments_of(dtype, count), dtype, recv, send,
+                                                   count, op, chosen);
 }
 
 }  // namespace tessera::ops

@@ -24,10 +24,7 @@ struct AllToAllKernel {
                                       std::size_t count, std::uint64_t first_epoch,
                                       support::CallDescriptor call,
                                       support::Agreement check) const {
-    if (check.check_on_stream &&
-        !support::agree_on_call(blk, ctx, team, call, check.check, first_epoch + 1, "all_to_all")) {
-      return;
-    }
+    if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, "all_to_all")) return;
     td::ops::all_to_all(blk, ctx, team, ws, recv, send, count, first_epoch);
   }
 };
@@ -41,10 +38,7 @@ struct AllToAllVKernel {
                                       std::size_t* recv_offsets, std::uint64_t first_epoch,
                                       support::CallDescriptor call,
                                       support::Agreement check) const {
-    if (check.check_on_stream && !support::agree_on_call(blk, ctx, team, call, check.check,
-                                                         first_epoch + 1, "all_to_all_v")) {
-      return;
-    }
+    if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, "all_to_all_v")) return;
     td::ops::all_to_all_v(blk, ctx, team, ws, recv, recv_capacity, send, send_counts, recv_counts,
                           recv_offsets, first_epoch + 1);
   }
@@ -71,11 +65,8 @@ void all_to_all(Runtime& rt, Stream& stream, const Team& team, const void* send,
   });
   const support::CallDescriptor call = support::make_call(
       support::CollectiveKind::all_to_all, count, dtype, ReduceOp::sum, 0, rt.heap_offset(recv));
-  const support::Agreement agreement = support::agree(rt, team, call, what);
-  const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, segments);
-  const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  support::launch_per_dtype<AllToAllKernel, support::DtypeSplit::word>(
-      stream, 1, dtype, rt.device_context(), team, ws, recv, send, count, first, call, agreement);
+  support::launch_team_collective<AllToAllKernel, support::DtypeSplit::word>(
+      rt, stream, team, call, what, segments, dtype, recv, send, count);
 }
 
 void all_to_all_v(Runtime& rt, Stream& stream, const Team& team, const void* send,
@@ -103,11 +94,9 @@ void all_to_all_v(Runtime& rt, Stream& stream, const Team& team, const void* sen
   }
   const support::CallDescriptor call = support::make_call(
       support::CollectiveKind::all_to_all_v, 0, dtype, ReduceOp::sum, 0, rt.heap_offset(recv));
-  const support::Agreement agreement = support::agree(rt, team, call, what);
-  const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, 1);
-  support::launch_per_dtype<AllToAllVKernel, support::DtypeSplit::word>(
-      stream, 1, dtype, rt.device_context(), team, ws, recv, recv_capacity, send, send_counts,
-      recv_counts, recv_offsets, first, call, agreement);
+  support::launch_team_collective<AllToAllVKernel, support::DtypeSplit::word>(
+      rt, stream, team, call, what, 1, dtype, recv, recv_capacity, send, send_counts, recv_counts,
+      recv_offsets);
 }
 
 }  // namespace tessera::ops

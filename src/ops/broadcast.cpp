@@ -25,9 +25,7 @@ struct BroadcastKernel {
                                       std::size_t count, int root, std::uint64_t first_epoch,
                                       support::CallDescriptor call,
                                       support::Agreement check) const {
-    if (check.check_on_stream &&
-        !support::agree_on_call(blk, ctx, team, call, check.check, first_epoch + 1, kWhat))
-      return;
+    if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, kWhat)) return;
     td::ops::broadcast(blk, ctx, team, ws, recv, send, count, root, first_epoch);
   }
 };
@@ -58,12 +56,8 @@ void broadcast(Runtime& rt, Stream& stream, const Team& team, const void* send, 
   const support::CallDescriptor call =
       support::make_call(support::CollectiveKind::broadcast, count, dtype, ReduceOp::sum,
                          static_cast<std::uint64_t>(root), rt.heap_offset(recv));
-  const support::Agreement agreement = support::agree(rt, team, call, kWhat);
-  const std::uint64_t first = support::team_epochs(rt).reserve(team.workspace, chunks);
-  const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  support::launch_per_dtype<BroadcastKernel, support::DtypeSplit::word>(
-      stream, 1, dtype, rt.device_context(), team, ws, recv, is_root ? send : nullptr, count, root,
-      first, call, agreement);
+  support::launch_team_collective<BroadcastKernel, support::DtypeSplit::word>(
+      rt, stream, team, call, kWhat, chunks, dtype, recv, is_root ? send : nullptr, count, root);
 }
 
 }  // namespace tessera::ops

@@ -195,6 +195,16 @@ struct Agreement {
 static_assert(std::is_trivially_copyable_v<Agreement>, "passed to kernels by value");
 Agreement agree(Runtime& rt, const Team& team, const CallDescriptor& call, const char* what);
 
+// A collective kernel's first step: true when the call may go on (agreed on the host, or
+// agree_on_call on the stream found every member making the same call at first_epoch + 1).
+template <class G>
+TESSERA_KERNEL_CODE bool call_agreed(G g, const device::Context& ctx, const Team& team,
+                                     const CallDescriptor& call, Agreement check,
+                                     std::uint64_t first_epoch, const char* what) {
+  return !check.check_on_stream ||
+         agree_on_call(g, ctx, team, call, check.check, first_epoch + 1, what);
+}
+
 [[noreturn]] void fail(int pe, const char* what, const std::string& message);
 
 // "team (start 0, stride 2, size 3)".
@@ -302,6 +312,20 @@ void launch_per_dtype(Stream& stream, int grid, Dtype dtype, Args... args) {
   } else {
     with_word_of(dtype, go);
   }
+}
+
+// The last steps of every team collective: `call` agreed on (agree), `epochs` reserved on the
+// team's workspace, then Kernel<T>(ctx, team, workspace, args..., first epoch, call, agreement)
+// launched on one block (launch_per_dtype).
+template <template <class> class Kernel, DtypeSplit split = DtypeSplit::element, class... Args>
+void launch_team_collective(Runtime& rt, Stream& stream, const Team& team,
+                            const CallDescriptor& call, const char* what, std::uint64_t epochs,
+                            Dtype dtype, Args... args) {
+  const Agreement agreement = agree(rt, team, call, what);
+  const std::uint64_t first = team_epochs(rt).reserve(team.workspace, epochs);
+  const auto ws = device::ops::AllReduceWorkspace::from(team.workspace, team.size);
+  launch_per_dtype<Kernel, split>(stream, 1, dtype, rt.device_context(), team, ws, args..., first,
+                                  call, agreement);
 }
 
 // The descriptor of a call on this PE.

@@ -45,9 +45,7 @@ struct ReduceScatterKernel {
                                       std::size_t count, ReduceOp op, ReduceScatterAlgo algo,
                                       std::uint64_t first_epoch, support::CallDescriptor call,
                                       support::Agreement check) const {
-    if (check.check_on_stream &&
-        !support::agree_on_call(blk, ctx, team, call, check.check, first_epoch + 1, kWhat))
-      return;
+    if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, kWhat)) return;
     if (algo == ReduceScatterAlgo::ring) {
       td::ops::reduce_scatter_ring(blk, ctx, team, ws, out, in, count, op, first_epoch);
     } else {
@@ -104,13 +102,9 @@ void reduce_scatter(Runtime& rt, Stream& stream, const Team& team, const void* s
   const support::CallDescriptor call =
       support::make_call(support::CollectiveKind::reduce_scatter, count, dtype, op,
                          static_cast<std::uint64_t>(chosen), 0);
-  const support::Agreement agreement = support::agree(rt, team, call, kWhat);
-  const std::uint64_t first =
-      support::team_epochs(rt).reserve(team.workspace, segments_of(dtype, count, team.size));
-  const auto ws = td::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  support::launch_per_dtype<ReduceScatterKernel>(stream, 1, dtype, rt.device_context(), team, ws,
-                                                 recv, send, count, op, chosen, first, call,
-                                                 agreement);
+  support::launch_team_collective<ReduceScatterKernel>(rt, stream, team, call, kWhat,
+                                                       segments_of(dtype, count, team.size), dtype,
+                                                       recv, send, count, op, chosen);
 }
 
 }  // namespace tessera::ops
