@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collective_timing.hpp"
 #include "mpi_peer.hpp"
 #include "registry.hpp"
 #include "split.hpp"
@@ -24,18 +25,6 @@ std::vector<std::size_t> default_sizes() {
   std::vector<std::size_t> sizes;
   for (std::size_t s = 4096; s <= (std::size_t{16} << 20); s *= 4) sizes.push_back(s);
   return sizes;  // 4 KiB ... 16 MiB per PE
-}
-
-std::vector<double> memcpy_times(std::size_t bytes, int rounds) {
-  std::vector<std::uint8_t> src(bytes, 7), dst(bytes, 1);
-  std::vector<double> times;
-  for (int r = 0; r < rounds; ++r) {
-    const double t0 = now_us();
-    std::memcpy(dst.data(), src.data(), bytes);
-    times.push_back(now_us() - t0);
-    src[static_cast<std::size_t>(r) % bytes] = static_cast<std::uint8_t>(r);
-  }
-  return times;
 }
 
 }  // namespace
@@ -68,44 +57,18 @@ void run_all_gather(BenchEnv& env) {
     // limit: what every PE must receive, copied once
     std::optional<double> limit;
     if (rt.pe() == 0) {
-      std::vector<double> times = memcpy_times(
-          std::max<std::size_t>(1, bytes * static_cast<std::size_t>(n - 1)), warmup + iters);
-      times.erase(times.begin(), times.begin() + warmup);
-      limit = median(times);
+      limit = memcpy_median(bytes * static_cast<std::size_t>(n - 1), warmup, iters);
     }
     env.idle.arrive_and_wait();
     // peer
     peer::PeerTimes peer_times = peer::allgather(rt.pe(), n, bytes, warmup, iters);
     for (const auto algo :
          {ops::AllGatherAlgo::oneshot, ops::AllGatherAlgo::ring, ops::AllGatherAlgo::automatic}) {
-      std::vector<double> times;
-      SplitTally split;
-      for (int i = 0; i < warmup + iters; ++i) {
-        rt.barrier();
-        split.begin();
-        const double t0 = now_us();
-        ops::all_gather(rt, env.stream, send.data(), recv.get(), bytes, algo);
-        env.stream.synchronize();
-        const double t = now_us() - t0;
-        if (i >= warmup) {
-          times.push_back(t);
-          split.end(t);
-        }
-      }
-      Row row;
-      row.bench = "all_gather";
-      row.variant = algo == ops::AllGatherAlgo::automatic ? "auto" : ops::to_string(algo);
-      row.pes = n;
-      row.bytes = bytes;
-      row.iters = iters;
-      row.time_us = median(times);
-      row.limit_time_us = limit;
-      if (!peer_times.us.empty()) row.peer_time_us = median(peer_times.us);
-      row.peer_note = peer_times.unavailable;
-      row.extra.push_back(
-          {"algo", std::string(ops::to_string(ops::resolve_all_gather_algo(bytes, algo)))});
-      split.add_fields(row.extra);
-      if (env.report) env.report->add(row);
+      measure(env,
+              {"all_gather", algo == ops::AllGatherAlgo::automatic ? "auto" : ops::to_string(algo),
+               ops::to_string(ops::resolve_all_gather_algo(bytes, algo)), bytes, iters, limit,
+               &peer_times},
+              [&] { ops::all_gather(rt, env.stream, send.data(), recv.get(), bytes, algo); });
     }
     env.idle.arrive_and_wait();
   }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "collective_timing.hpp"
 #include "mpi_peer.hpp"
 #include "registry.hpp"
 #include "split.hpp"
@@ -30,18 +31,6 @@ std::vector<std::size_t> default_sizes() {
   for (std::size_t s = 4; s <= (std::size_t{16} << 20); s *= 8) sizes.push_back(s);
   sizes.push_back(std::size_t{16} << 20);
   return sizes;  // 4 B, 32 B, ... 2 MiB, 16 MiB per PE
-}
-
-std::vector<double> memcpy_times(std::size_t bytes, int rounds) {
-  std::vector<std::uint8_t> src(bytes, 7), dst(bytes, 1);
-  std::vector<double> times;
-  for (int r = 0; r < rounds; ++r) {
-    const double t0 = now_us();
-    std::memcpy(dst.data(), src.data(), bytes);
-    times.push_back(now_us() - t0);
-    src[static_cast<std::size_t>(r) % bytes] = static_cast<std::uint8_t>(r);
-  }
-  return times;
 }
 
 }  // namespace
@@ -76,46 +65,24 @@ void run_all_reduce(BenchEnv& env) {
     const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
     std::optional<double> limit;
     if (rt.pe() == 0) {
-      const std::size_t moved =
-          2 * count * sizeof(float) * static_cast<std::size_t>(n - 1) / static_cast<std::size_t>(n);
-      std::vector<double> times = memcpy_times(std::max<std::size_t>(1, moved), warmup + iters);
-      times.erase(times.begin(), times.begin() + warmup);
-      limit = median(times);
+      limit = memcpy_median(
+          2 * count * sizeof(float) * static_cast<std::size_t>(n - 1) / static_cast<std::size_t>(n),
+          warmup, iters);
     }
     env.idle.arrive_and_wait();
     peer::PeerTimes peer_times = peer::allreduce(rt.pe(), n, count, warmup, iters);
     for (const auto algo :
          {ops::AllReduceAlgo::one_shot, ops::AllReduceAlgo::two_shot, ops::AllReduceAlgo::ring,
           ops::AllReduceAlgo::atomic, ops::AllReduceAlgo::automatic}) {
-      std::vector<double> times;
-      SplitTally split;
-      for (int i = 0; i < warmup + iters; ++i) {
-        rt.barrier();
-        split.begin();
-        const double t0 = now_us();
-        ops::all_reduce(rt, env.stream, world, send.data(), recv.get(), count, ops::Dtype::f32,
-                        ops::ReduceOp::sum, algo);
-        env.stream.synchronize();
-        const double t = now_us() - t0;
-        if (i >= warmup) {
-          times.push_back(t);
-          split.end(t);
-        }
-      }
-      Row row;
-      row.bench = "all_reduce";
-      row.variant = algo == ops::AllReduceAlgo::automatic ? "auto" : ops::to_string(algo);
-      row.pes = n;
-      row.bytes = count * sizeof(float);
-      row.iters = iters;
-      row.time_us = median(times);
-      row.limit_time_us = limit;
-      if (!peer_times.us.empty()) row.peer_time_us = median(peer_times.us);
-      row.peer_note = peer_times.unavailable;
-      row.extra.push_back({"algo", std::string(ops::to_string(ops::resolve_all_reduce_algo(
-                                       count, ops::Dtype::f32, n, algo)))});
-      split.add_fields(row.extra);
-      if (env.report) env.report->add(row);
+      const std::string resolved =
+          ops::to_string(ops::resolve_all_reduce_algo(count, ops::Dtype::f32, n, algo));
+      measure(env,
+              {"all_reduce", algo == ops::AllReduceAlgo::automatic ? "auto" : ops::to_string(algo),
+               resolved, count * sizeof(float), iters, limit, &peer_times},
+              [&] {
+                ops::all_reduce(rt, env.stream, world, send.data(), recv.get(), count,
+                                ops::Dtype::f32, ops::ReduceOp::sum, algo);
+              });
     }
     env.idle.arrive_and_wait();
   }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "collective_timing.hpp"
 #include "mpi_peer.hpp"
 #include "registry.hpp"
 #include "split.hpp"
@@ -47,60 +48,6 @@ int iters_for(const BenchEnv& env, std::size_t bytes) {
   const std::size_t budget = std::size_t{512} << 20;  // bytes moved per variant, roughly
   return static_cast<int>(std::clamp<std::size_t>(budget / std::max<std::size_t>(bytes, 1), 5,
                                                   static_cast<std::size_t>(iters)));
-}
-
-double memcpy_median(std::size_t bytes, int warmup, int iters) {
-  bytes = std::max<std::size_t>(bytes, 1);
-  std::vector<std::uint8_t> src(bytes, 7), dst(bytes, 1);
-  std::vector<double> times;
-  for (int r = 0; r < warmup + iters; ++r) {
-    const double t0 = now_us();
-    std::memcpy(dst.data(), src.data(), bytes);
-    if (r >= warmup) times.push_back(now_us() - t0);
-    src[static_cast<std::size_t>(r) % bytes] = static_cast<std::uint8_t>(r);
-  }
-  return median(times);
-}
-
-// One variant of one size: `call` timed as the file comment says, then the row.
-struct Measured {
-  std::string bench, variant, resolved;
-  std::size_t bytes = 0;
-  int iters = 0;
-  std::optional<double> limit;
-  const peer::PeerTimes* peer = nullptr;
-};
-
-void measure(BenchEnv& env, const Measured& m, const std::function<void()>& call) {
-  Runtime& rt = env.rt;
-  const int warmup = warmup_iters(m.iters);
-  std::vector<double> times;
-  SplitTally split;
-  for (int i = 0; i < warmup + m.iters; ++i) {
-    rt.barrier();
-    split.begin();
-    const double t0 = now_us();
-    call();
-    env.stream.synchronize();
-    const double t = now_us() - t0;
-    if (i >= warmup) {
-      times.push_back(t);
-      split.end(t);
-    }
-  }
-  Row row;
-  row.bench = m.bench;
-  row.variant = m.variant;
-  row.pes = rt.n_pes();
-  row.bytes = m.bytes;
-  row.iters = m.iters;
-  row.time_us = median(times);
-  row.limit_time_us = m.limit;
-  if (!m.peer->us.empty()) row.peer_time_us = median(m.peer->us);
-  row.peer_note = m.peer->unavailable;
-  if (!m.resolved.empty()) row.extra.push_back({"algo", m.resolved});
-  split.add_fields(row.extra);
-  if (env.report) env.report->add(row);
 }
 
 void notes(BenchEnv& env, const std::string& what, const std::string& limit,
