@@ -11,6 +11,7 @@
 #include <exception>
 #include <vector>
 
+#include "example.hpp"
 #include "tessera/ops/all_gather.hpp"
 #include "tessera/tessera.hpp"
 
@@ -21,51 +22,44 @@ float value_of(int pe, int call, std::size_t i) {
   return static_cast<float>(pe * 1000003 + call * 7919) + static_cast<float>(i % 4099);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  try {
-    auto rt = tessera::Runtime::init(tessera::Options::from_env());
-    const int me = rt.pe(), n = rt.n_pes();
-    const std::size_t bytes = argc > 1 ? tessera::parse_size(argv[1]) : std::size_t{1} << 20;
-    const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
-    auto recv = rt.alloc<float>(count * static_cast<std::size_t>(n));
-    std::vector<float> send(count);
-    bool ok = true;
-    constexpr int kCalls = 20;
-    for (auto algo : {tessera::ops::AllGatherAlgo::oneshot, tessera::ops::AllGatherAlgo::ring}) {
-      std::vector<double> times;
-      for (int call = 0; call < kCalls; ++call) {
-        for (std::size_t i = 0; i < count; ++i) send[i] = value_of(me, call, i);
-        const auto t0 = std::chrono::steady_clock::now();
-        tessera::ops::all_gather(rt, rt.stream(), send.data(), recv.get(), count * sizeof(float),
-                                 algo);
-        rt.stream().synchronize();
-        times.push_back(
-            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                .count());
-        for (int p = 0; p < n && ok; ++p) {
-          for (std::size_t i = 0; i < count; ++i) {
-            if (recv[static_cast<std::size_t>(p) * count + i] != value_of(p, call, i)) {
-              std::fprintf(stderr, "PE %d: %s call %d: element %zu from PE %d is wrong\n", me,
-                           tessera::ops::to_string(algo), call, i, p);
-              ok = false;
-              break;
-            }
+bool run(tessera::Runtime& rt, std::size_t bytes) {
+  const int me = rt.pe(), n = rt.n_pes();
+  const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
+  auto recv = rt.alloc<float>(count * static_cast<std::size_t>(n));
+  std::vector<float> send(count);
+  bool ok = true;
+  constexpr int kCalls = 20;
+  for (auto algo : {tessera::ops::AllGatherAlgo::oneshot, tessera::ops::AllGatherAlgo::ring}) {
+    std::vector<double> times;
+    for (int call = 0; call < kCalls; ++call) {
+      for (std::size_t i = 0; i < count; ++i) send[i] = value_of(me, call, i);
+      times.push_back(1000.0 * example::time_ms(rt, [&] {
+                        tessera::ops::all_gather(rt, rt.stream(), send.data(), recv.get(),
+                                                 count * sizeof(float), algo);
+                      }));
+      for (int p = 0; p < n && ok; ++p) {
+        for (std::size_t i = 0; i < count; ++i) {
+          if (recv[static_cast<std::size_t>(p) * count + i] != value_of(p, call, i)) {
+            std::fprintf(stderr, "PE %d: %s call %d: element %zu from PE %d is wrong\n", me,
+                         tessera::ops::to_string(algo), call, i, p);
+            ok = false;
+            break;
           }
         }
       }
-      std::sort(times.begin(), times.end());
-      std::printf("PE %d of %d: all_gather %s of %zu bytes per PE: median %.1f us, %s\n", me, n,
-                  tessera::ops::to_string(algo), count * sizeof(float), times[times.size() / 2],
-                  ok ? "verified" : "WRONG");
     }
-    std::fflush(stdout);
-    recv.reset();
-    rt.finalize();
-    return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "all_gather: %s\n", e.what());
-    return 1;
+    std::sort(times.begin(), times.end());
+    std::printf("PE %d of %d: all_gather %s of %zu bytes per PE: median %.1f us, %s\n", me, n,
+                tessera::ops::to_string(algo), count * sizeof(float), times[times.size() / 2],
+                ok ? "verified" : "WRONG");
   }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return example::run("all_gather", [&](tessera::Runtime& rt) {
+    return run(rt, argc > 1 ? tessera::parse_size(argv[1]) : std::size_t{1} << 20);
+  });
 }

@@ -12,6 +12,7 @@
 #include <exception>
 #include <vector>
 
+#include "example.hpp"
 #include "tessera/ops/all_reduce.hpp"
 #include "tessera/tessera.hpp"
 
@@ -54,45 +55,40 @@ bool reduce_and_check(tessera::Runtime& rt, const tessera::Team& team, float* re
   return true;
 }
 
+bool run(tessera::Runtime& rt, std::size_t bytes) {
+  const int me = rt.pe(), n = rt.n_pes();
+  const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
+  const tessera::Team world = tessera::team_world(rt);
+  const tessera::Team evens = tessera::team_split_strided(rt, world, 0, 2, (n + 1) / 2);
+  const tessera::Team odds =
+      n > 1 ? tessera::team_split_strided(rt, world, 1, 2, n / 2) : tessera::Team{};
+  auto recv = rt.alloc<float>(count);
+  std::vector<float> send(count);
+  bool ok = true;
+  for (auto algo :
+       {ops::AllReduceAlgo::automatic, ops::AllReduceAlgo::one_shot, ops::AllReduceAlgo::two_shot,
+        ops::AllReduceAlgo::ring, ops::AllReduceAlgo::atomic}) {
+    std::vector<double> times;
+    ok = ok && reduce_and_check(rt, world, recv.get(), send, algo, 20, times);
+    std::sort(times.begin(), times.end());
+    std::printf("PE %d of %d: all_reduce %s (runs %s) of %zu bytes: median %.1f us, %s\n", me, n,
+                ops::to_string(algo),
+                ops::to_string(ops::resolve_all_reduce_algo(count, ops::Dtype::f32, n, algo)),
+                count * sizeof(float), times.empty() ? 0.0 : times[times.size() / 2],
+                ok ? "verified" : "WRONG");
+  }
+  std::vector<double> times;
+  const tessera::Team& mine = evens.is_member() ? evens : odds;
+  ok = ok && reduce_and_check(rt, mine, recv.get(), send, ops::AllReduceAlgo::automatic, 5, times);
+  std::printf("PE %d of %d: all_reduce on the stride-2 team of PE %d (%d members): %s\n", me, n,
+              mine.pe(0), mine.n_pes(), ok ? "verified" : "WRONG");
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    auto rt = tessera::Runtime::init(tessera::Options::from_env());
-    const int me = rt.pe(), n = rt.n_pes();
-    const std::size_t bytes = argc > 1 ? tessera::parse_size(argv[1]) : std::size_t{1} << 20;
-    const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
-    const tessera::Team world = tessera::team_world(rt);
-    const tessera::Team evens = tessera::team_split_strided(rt, world, 0, 2, (n + 1) / 2);
-    const tessera::Team odds =
-        n > 1 ? tessera::team_split_strided(rt, world, 1, 2, n / 2) : tessera::Team{};
-    auto recv = rt.alloc<float>(count);
-    std::vector<float> send(count);
-    bool ok = true;
-    for (auto algo :
-         {ops::AllReduceAlgo::automatic, ops::AllReduceAlgo::one_shot, ops::AllReduceAlgo::two_shot,
-          ops::AllReduceAlgo::ring, ops::AllReduceAlgo::atomic}) {
-      std::vector<double> times;
-      ok = ok && reduce_and_check(rt, world, recv.get(), send, algo, 20, times);
-      std::sort(times.begin(), times.end());
-      std::printf("PE %d of %d: all_reduce %s (runs %s) of %zu bytes: median %.1f us, %s\n", me, n,
-                  ops::to_string(algo),
-                  ops::to_string(ops::resolve_all_reduce_algo(count, ops::Dtype::f32, n, algo)),
-                  count * sizeof(float), times.empty() ? 0.0 : times[times.size() / 2],
-                  ok ? "verified" : "WRONG");
-    }
-    std::vector<double> times;
-    const tessera::Team& mine = evens.is_member() ? evens : odds;
-    ok =
-        ok && reduce_and_check(rt, mine, recv.get(), send, ops::AllReduceAlgo::automatic, 5, times);
-    std::printf("PE %d of %d: all_reduce on the stride-2 team of PE %d (%d members): %s\n", me, n,
-                mine.pe(0), mine.n_pes(), ok ? "verified" : "WRONG");
-    std::fflush(stdout);
-    recv.reset();
-    rt.finalize();
-    return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "all_reduce: %s\n", e.what());
-    return 1;
-  }
+  return example::run("all_reduce", [&](tessera::Runtime& rt) {
+    return run(rt, argc > 1 ? tessera::parse_size(argv[1]) : std::size_t{1} << 20);
+  });
 }

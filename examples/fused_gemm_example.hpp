@@ -1,6 +1,6 @@
-// What the fused GEMM examples (ag_gemm, gemm_rs, gemm_ar) share: the command line [M N K], the
-// runtime, the timing of one call, the check against a double-precision reference and the exit
-// status. Each example adds its operands, its reference and its line of output.
+// What the fused GEMM examples (ag_gemm, gemm_rs, gemm_ar) share beyond example.hpp: the command
+// line [M N K], their operands and the check against a double-precision reference. Each example
+// adds its operands, its reference and its line of output.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <exception>
 #include <vector>
 
+#include "example.hpp"
 #include "tessera/tessera.hpp"
 
 namespace example {
@@ -45,33 +46,15 @@ inline double relative_error(const std::vector<double>& want, const float* c) {
 // The fp32 bound every example's result must meet.
 inline constexpr double kTolerance = 1e-5;
 
-// Milliseconds of call() run to completion on rt's stream.
-template <class Call>
-double time_ms(tessera::Runtime& rt, Call&& call) {
-  const auto t0 = std::chrono::steady_clock::now();
-  call();
-  rt.stream().synchronize();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Runs body(rt, shape) -> bool (verified) on a Runtime made from the environment, finalizes it and
-// returns the exit status: 0 when body verified its result, 1 when not or on an error, which is
-// printed as "<name>: <what>".
+// example::run with body(rt, shape): the shape from argv[1..3], each defaulting to its own.
 template <class Body>
 int run(const char* name, int argc, char** argv, Shape defaults, Body&& body) {
-  try {
-    auto rt = tessera::Runtime::init(tessera::Options::from_env());
+  return run(name, [&](tessera::Runtime& rt) {
     Shape shape = defaults;
     std::size_t* dims[] = {&shape.m, &shape.n, &shape.k};
     for (int i = 1; i < argc && i <= 3; ++i) *dims[i - 1] = std::strtoul(argv[i], nullptr, 10);
-    const bool ok = body(rt, shape);
-    std::fflush(stdout);
-    rt.finalize();
-    return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", name, e.what());
-    return 1;
-  }
+    return body(rt, shape);
+  });
 }
 
 }  // namespace example
