@@ -23,6 +23,7 @@ that computes attention.
 """
 
 import math
+import os
 import sys
 
 import torch
@@ -30,6 +31,9 @@ import triton
 import triton.language as tl
 
 import tessera.triton as tx
+
+sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.run import end, report, say, seeded, start, wait_for_kernels  # noqa: E402
 
 PAGE, HIDDEN, D = 16, 16, 16  # tokens per page, model width, head dimension
 PAGES = 4  # KV pages of one request's prompt (hand-off)
@@ -173,31 +177,19 @@ COMPILE_CHECKS = [
 ]
 
 
-def seeded(shape, seed, scale=1.0):
-    return (torch.randn(shape, generator=torch.Generator().manual_seed(seed)) * scale).half()
-
-
 def reference_attention(q, x, wk, wv):
     """softmax(q K^T / sqrt(D)) V with K, V projected from the tokens x, in fp32."""
     k, v = x.float() @ wk.float(), x.float() @ wv.float()
     return torch.softmax((q @ k.T) / math.sqrt(D), dim=-1) @ v
 
 
-def report(line):
-    sys.stdout.write(line + "\n")  # one write: every PE prints into the launcher's one pipe
-    sys.stdout.flush()
-
-
 def main():
-    import tessera
     import tessera.torch as tt
 
-    rt = tessera.init(heap_size="64M")
+    rt, ctx, dev = start()
     if rt.n_pes < 2:
-        report("kv_handoff needs at least 2 PEs (a prefill and a decode PE)")
+        say("kv_handoff needs at least 2 PEs (a prefill and a decode PE)")
         return 2
-    ctx = rt.triton_context()
-    dev = ctx.device
     me, n = rt.pe, rt.n_pes
     decode_pe, requests, publisher = n - 1, n - 1, 0
     scale = 1.0 / math.sqrt(D)
@@ -243,22 +235,16 @@ def main():
         how = "read in place on" if in_place else "fetched (get) from"
         checks.append((f"attended over {PREFIX_PAGES} prefix pages {how} PE {publisher} + {SUFFIX_PAGES} own pages",
                        torch.allclose(out.cpu(), reference, rtol=1e-3, atol=1e-4)))
-    if dev.type != "cpu":
-        torch.cuda.synchronize()
-    tx.check(rt)
+    wait_for_kernels(rt, dev)
 
     if me != decode_pe:
         checks.insert(0, (f"sent request {me}'s {PAGES} pages to PE {decode_pe}", True))
     if me == publisher:
         checks.append((f"published {PREFIX_PAGES} prefix pages to {n - 1} PE(s)", True))
     ok = all(good for _, good in checks)
-    report(f"PE {me}: kv hand-off over {n} PEs: " + "; ".join(what for what, _ in checks) +
-           f": {'ok' if ok else 'WRONG'}")
+    report(rt, f"kv hand-off over {n} PEs: " + "; ".join(what for what, _ in checks), ok)
     rt.barrier()  # peers read prefix_kv in place and may still be writing flags: free after all
-    for t in (prefix_ready, prefix_kv, page_ready, kv_cache, staging):
-        tt.free(t)
-    rt.finalize()
-    return 0 if ok else 1
+    return end(rt, ok, prefix_ready, prefix_kv, page_ready, kv_cache, staging)
 
 
 if __name__ == "__main__":
