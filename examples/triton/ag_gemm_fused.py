@@ -24,6 +24,7 @@ import triton.language as tl
 import tessera.triton as tx
 
 sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
 from harness.run import end, report, seeded, start, wait_for_kernels  # noqa: E402
 from harness.tiles import matmul_tile  # noqa: E402
 
@@ -58,12 +59,8 @@ def ag_gemm(a_shard, a_full, ready, b, c, ctx, M_LOCAL: tl.constexpr, K: tl.cons
 
 
 def compile_checks(n_pes=2):
-    return [dict(kernel=ag_gemm,
-                 signature={"a_shard": "*fp16", "a_full": "*fp16", "ready": "*u64", "b": "*fp16",
-                            "c": "*fp32", "ctx": "*i64", "M_LOCAL": "constexpr", "K": "constexpr",
-                            "N": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                            "N_COMM": "constexpr"},
-                 constexprs=dict(M_LOCAL=M_LOCAL, K=K, N=N, BM=BM, BN=BN, BK=BK, N_COMM=N_COMM))]
+    return [compile_check(ag_gemm, dict(M_LOCAL=M_LOCAL, K=K, N=N, BM=BM, BN=BN, BK=BK, N_COMM=N_COMM),
+                          a_shard="*fp16", a_full="*fp16", ready="*u64", b="*fp16", c="*fp32", ctx="*i64")]
 
 
 COMPILE_CHECKS = compile_checks()

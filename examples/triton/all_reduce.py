@@ -22,6 +22,7 @@ import triton.language as tl
 import tessera.triton as tx
 
 sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
 from harness.run import end, report, start, wait_for_kernels  # noqa: E402
 from harness.tiles import device_barrier  # noqa: E402
 
@@ -44,11 +45,9 @@ def all_reduce_one_shot(x, out, ready, epoch, ctx, BLOCK: tl.constexpr):
 
 
 COMPILE_CHECKS = [
-    dict(kernel=all_reduce_one_shot,
-         signature={"x": "*fp32", "out": "*fp32", "ready": "*u64", "epoch": "i32", "ctx": "*i64",
-                    "BLOCK": "constexpr"},
-         constexprs=dict(BLOCK=BLOCK)),
-    dict(kernel=device_barrier, signature={"ctx": "*i64"}, constexprs={}),
+    compile_check(all_reduce_one_shot, dict(BLOCK=BLOCK), x="*fp32", out="*fp32", ready="*u64", epoch="i32",
+                  ctx="*i64"),
+    compile_check(device_barrier, {}, ctx="*i64"),
 ]
 
 

@@ -33,6 +33,7 @@ import triton.language as tl
 import tessera.triton as tx
 
 sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
 from harness.run import end, report, say, seeded, start, wait_for_kernels  # noqa: E402
 
 PAGE, HIDDEN, D = 16, 16, 16  # tokens per page, model width, head dimension
@@ -148,31 +149,17 @@ def prefix_attention(q, prefix_kv, prefix_ready, publisher, suffix_kv, out, scal
 
 _SIZES = dict(HIDDEN=HIDDEN, D=D, PAGE=PAGE)
 COMPILE_CHECKS = [
-    dict(kernel=prefill_pages,
-         signature={"x": "*fp16", "wk": "*fp16", "wv": "*fp16", "staging": "*fp32", "kv_cache": "*fp32",
-                    "page_ready": "*u64", "request": "i32", "decode_pe": "i32", "ctx": "*i64",
-                    "HIDDEN": "constexpr", "D": "constexpr", "PAGE": "constexpr", "PAGES": "constexpr"},
-         constexprs=dict(_SIZES, PAGES=PAGES)),
-    dict(kernel=decode_attention,
-         signature={"q": "*fp32", "kv_cache": "*fp32", "page_ready": "*u64", "out": "*fp32",
-                    "scale": "fp32", "ctx": "*i64", "D": "constexpr", "PAGE": "constexpr",
-                    "PAGES": "constexpr"},
-         constexprs=dict(D=D, PAGE=PAGE, PAGES=PAGES)),
-    dict(kernel=publish_prefix,
-         signature={"x": "*fp16", "wk": "*fp16", "wv": "*fp16", "prefix_kv": "*fp32",
-                    "prefix_ready": "*u64", "ctx": "*i64", "HIDDEN": "constexpr", "D": "constexpr",
-                    "PAGE": "constexpr"},
-         constexprs=_SIZES),
-    dict(kernel=project_suffix,
-         signature={"x": "*fp16", "wk": "*fp16", "wv": "*fp16", "kv": "*fp32", "HIDDEN": "constexpr",
-                    "D": "constexpr", "PAGE": "constexpr"},
-         constexprs=_SIZES),
-    *[dict(kernel=prefix_attention,
-           signature={"q": "*fp32", "prefix_kv": "*fp32", "prefix_ready": "*u64", "publisher": "i32",
-                      "suffix_kv": "*fp32", "out": "*fp32", "scale": "fp32", "ctx": "*i64",
-                      "D": "constexpr", "PAGE": "constexpr", "PREFIX_PAGES": "constexpr",
-                      "SUFFIX_PAGES": "constexpr", "IN_PLACE": "constexpr"},
-           constexprs=dict(D=D, PAGE=PAGE, PREFIX_PAGES=PREFIX_PAGES, SUFFIX_PAGES=SUFFIX_PAGES, IN_PLACE=in_place))
+    compile_check(prefill_pages, dict(_SIZES, PAGES=PAGES), x="*fp16", wk="*fp16", wv="*fp16", staging="*fp32",
+                  kv_cache="*fp32", page_ready="*u64", request="i32", decode_pe="i32", ctx="*i64"),
+    compile_check(decode_attention, dict(D=D, PAGE=PAGE, PAGES=PAGES), q="*fp32", kv_cache="*fp32",
+                  page_ready="*u64", out="*fp32", scale="fp32", ctx="*i64"),
+    compile_check(publish_prefix, _SIZES, x="*fp16", wk="*fp16", wv="*fp16", prefix_kv="*fp32",
+                  prefix_ready="*u64", ctx="*i64"),
+    compile_check(project_suffix, _SIZES, x="*fp16", wk="*fp16", wv="*fp16", kv="*fp32"),
+    *[compile_check(prefix_attention,
+                    dict(D=D, PAGE=PAGE, PREFIX_PAGES=PREFIX_PAGES, SUFFIX_PAGES=SUFFIX_PAGES, IN_PLACE=in_place),
+                    q="*fp32", prefix_kv="*fp32", prefix_ready="*u64", publisher="i32", suffix_kv="*fp32",
+                    out="*fp32", scale="fp32", ctx="*i64")
       for in_place in (True, False)],
 ]
 

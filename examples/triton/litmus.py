@@ -20,6 +20,7 @@ import triton.language as tl
 import tessera.triton as tx
 
 sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
 from harness.run import end, report, start, wait_for_kernels  # noqa: E402
 
 ROWS, COLS, ROUNDS = 4, 8, 200
@@ -48,11 +49,8 @@ def message_passing(staging, inbox, arrived, acked, violations, rounds, ctx, ROW
 
 
 COMPILE_CHECKS = [
-    dict(kernel=message_passing,
-         signature={"staging": "*i32", "inbox": "*i32", "arrived": "*u64", "acked": "*u64",
-                    "violations": "*i32", "rounds": "i32", "ctx": "*i64", "ROWS": "constexpr",
-                    "COLS": "constexpr"},
-         constexprs=dict(ROWS=ROWS, COLS=COLS)),
+    compile_check(message_passing, dict(ROWS=ROWS, COLS=COLS), staging="*i32", inbox="*i32", arrived="*u64",
+                  acked="*u64", violations="*i32", rounds="i32", ctx="*i64"),
 ]
 
 

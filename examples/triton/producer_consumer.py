@@ -23,6 +23,7 @@ import triton.language as tl
 import tessera.triton as tx
 
 sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
 from harness.column_blocks import column_block_problem, column_block_product_ok  # noqa: E402
 from harness.run import end, report, start, wait_for_kernels  # noqa: E402
 from harness.tiles import device_barrier, matmul_tile, put_to_peers  # noqa: E402
@@ -60,16 +61,10 @@ def tile_sender(c, ready, ctx, N_LOCAL: tl.constexpr, N: tl.constexpr, BM: tl.co
 def compile_checks(n_pes=2):
     n = n_pes * N_LOCAL
     return [
-        dict(kernel=gemm_producer,
-             signature={"a": "*fp16", "b": "*fp16", "c": "*fp32", "ready": "*u64", "ctx": "*i64",
-                        "K": "constexpr", "N_LOCAL": "constexpr", "N": "constexpr", "BM": "constexpr",
-                        "BN": "constexpr", "BK": "constexpr"},
-             constexprs=dict(K=K, N_LOCAL=N_LOCAL, N=n, BM=BM, BN=BN, BK=BK)),
-        dict(kernel=tile_sender,
-             signature={"c": "*fp32", "ready": "*u64", "ctx": "*i64", "N_LOCAL": "constexpr",
-                        "N": "constexpr", "BM": "constexpr", "BN": "constexpr"},
-             constexprs=dict(N_LOCAL=N_LOCAL, N=n, BM=BM, BN=BN)),
-        dict(kernel=device_barrier, signature={"ctx": "*i64"}, constexprs={}),
+        compile_check(gemm_producer, dict(K=K, N_LOCAL=N_LOCAL, N=n, BM=BM, BN=BN, BK=BK), a="*fp16", b="*fp16",
+                      c="*fp32", ready="*u64", ctx="*i64"),
+        compile_check(tile_sender, dict(N_LOCAL=N_LOCAL, N=n, BM=BM, BN=BN), c="*fp32", ready="*u64", ctx="*i64"),
+        compile_check(device_barrier, {}, ctx="*i64"),
     ]
 
 
