@@ -10,21 +10,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed in this Pyth
 import tessera
 import tessera.torch as tt
 
-from test_collectives import all_mapped, data_of, reference
-
-
-@pytest.fixture(scope="module")
-def rt():
-    runtime = tessera.init(heap_size="64M")
-    yield runtime
-    tt.release(runtime)
-    runtime.finalize()
-
-
-@pytest.fixture(scope="module")
-def mapped(rt):
-    """Whether every PE's heap is mapped here (one node), the same answer on every PE."""
-    return all_mapped(rt, rt.team_world())
+from test_collectives import data_of, reference
 
 
 def tensor_of(pe, count, dtype, op, salt=0):
