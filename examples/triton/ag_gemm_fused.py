@@ -14,6 +14,7 @@ same launch (other PEs' run in their own processes), so the order works in both.
 order (compute first) would deadlock the interpreter: a program would wait for a later one.
 """
 
+import os
 import sys
 
 import torch
@@ -21,6 +22,11 @@ import triton
 import triton.language as tl
 
 import tessera.triton as tx
+
+sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
+from harness.run import end, report, seeded, start, wait_for_kernels  # noqa: E402
+from harness.tiles import matmul_tile  # noqa: E402
 
 M_LOCAL, K, N = 16, 32, 32  # A's shard is M_LOCAL x K per PE; C is (n_pes * M_LOCAL) x N
 BM, BN, BK = 16, 16, 16
@@ -48,42 +54,25 @@ def ag_gemm(a_shard, a_full, ready, b, c, ctx, M_LOCAL: tl.constexpr, K: tl.cons
         cols = (tile % tiles_n) * BN + tl.arange(0, BN)
         source = (tile // tiles_n) * BM // M_LOCAL
         tx.wait_until(ready + source, tx.EQ, 1, ctx)
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k0 in range(0, K, BK):
-            ks = k0 + tl.arange(0, BK)
-            acc += tl.dot(tl.load(a_full + rows[:, None] * K + ks[None, :]),
-                          tl.load(b + ks[:, None] * N + cols[None, :]))
+        acc = matmul_tile(a_full, b, rows, cols, K, N, BM, BN, BK)
         tl.store(c + rows[:, None] * N + cols[None, :], acc)
 
 
 def compile_checks(n_pes=2):
-    return [dict(kernel=ag_gemm,
-                 signature={"a_shard": "*fp16", "a_full": "*fp16", "ready": "*u64", "b": "*fp16",
-                            "c": "*fp32", "ctx": "*i64", "M_LOCAL": "constexpr", "K": "constexpr",
-                            "N": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                            "N_COMM": "constexpr"},
-                 constexprs=dict(M_LOCAL=M_LOCAL, K=K, N=N, BM=BM, BN=BN, BK=BK, N_COMM=N_COMM))]
+    return [compile_check(ag_gemm, dict(M_LOCAL=M_LOCAL, K=K, N=N, BM=BM, BN=BN, BK=BK, N_COMM=N_COMM),
+                          a_shard="*fp16", a_full="*fp16", ready="*u64", b="*fp16", c="*fp32", ctx="*i64")]
 
 
 COMPILE_CHECKS = compile_checks()
 
 
-def report(line):
-    sys.stdout.write(line + "\n")  # one write: every PE prints into the launcher's one pipe
-    sys.stdout.flush()
-
-
 def main():
-    import tessera
     import tessera.torch as tt
 
-    rt = tessera.init(heap_size="64M")
-    ctx = rt.triton_context()
-    dev = ctx.device
+    rt, ctx, dev = start()
     m = rt.n_pes * M_LOCAL
-    shards = [torch.randn((M_LOCAL, K), generator=torch.Generator().manual_seed(p)).half()
-              for p in range(rt.n_pes)]
-    b = torch.randn((K, N), generator=torch.Generator().manual_seed(100 + rt.pe)).half()
+    shards = [seeded((M_LOCAL, K), p) for p in range(rt.n_pes)]
+    b = seeded((K, N), 100 + rt.pe)
     # Symmetric: the shard is a put's source (a proxy reads sources from the heap), a_full and
     # ready are written by peers.
     a_shard = tt.zeros(rt, (M_LOCAL, K), dtype=torch.float16)
@@ -95,19 +84,14 @@ def main():
     compute_programs = (m // BM) * (N // BN)
     ag_gemm[(N_COMM + compute_programs,)](a_shard, a_full, ready, b.to(dev), c, ctx, M_LOCAL=M_LOCAL,
                                           K=K, N=N, BM=BM, BN=BN, BK=BK, N_COMM=N_COMM)
-    if dev.type != "cpu":
-        torch.cuda.synchronize()
-    tx.check(rt)
+    wait_for_kernels(rt, dev)
 
     reference = torch.cat(shards).float() @ b.float()
     ok = torch.allclose(c.cpu(), reference, rtol=1e-3, atol=1e-3)
-    report(f"PE {rt.pe}: fused all-gather + gemm, {N_COMM} communication + {compute_programs} compute "
-           f"programs, C = ({m} x {K}) @ ({K} x {N}) over {rt.n_pes} PEs: {'ok' if ok else 'WRONG'}")
+    report(rt, f"fused all-gather + gemm, {N_COMM} communication + {compute_programs} compute programs, "
+           f"C = ({m} x {K}) @ ({K} x {N}) over {rt.n_pes} PEs", ok)
     rt.barrier()  # peers may still be pushing into this PE's a_full until they have all passed
-    for t in (ready, a_full, a_shard):
-        tt.free(t)
-    rt.finalize()
-    return 0 if ok else 1
+    return end(rt, ok, ready, a_full, a_shard)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ Under the interpreter, programs 1.. wait for program 0 of the same launch: an ea
 so the order works (the reverse, program 0 waiting for a later program, would not).
 """
 
+import os
 import sys
 
 import torch
@@ -19,6 +20,11 @@ import triton
 import triton.language as tl
 
 import tessera.triton as tx
+
+sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
+from harness.run import end, report, start, wait_for_kernels  # noqa: E402
+from harness.tiles import device_barrier  # noqa: E402
 
 ELEMENTS, BLOCK, ROUNDS = 256, 64, 3
 
@@ -38,17 +44,10 @@ def all_reduce_one_shot(x, out, ready, epoch, ctx, BLOCK: tl.constexpr):
     tl.store(out + offs, acc)
 
 
-@triton.jit
-def device_barrier(ctx):
-    tx.barrier(ctx)
-
-
 COMPILE_CHECKS = [
-    dict(kernel=all_reduce_one_shot,
-         signature={"x": "*fp32", "out": "*fp32", "ready": "*u64", "epoch": "i32", "ctx": "*i64",
-                    "BLOCK": "constexpr"},
-         constexprs=dict(BLOCK=BLOCK)),
-    dict(kernel=device_barrier, signature={"ctx": "*i64"}, constexprs={}),
+    compile_check(all_reduce_one_shot, dict(BLOCK=BLOCK), x="*fp32", out="*fp32", ready="*u64", epoch="i32",
+                  ctx="*i64"),
+    compile_check(device_barrier, {}, ctx="*i64"),
 ]
 
 
@@ -58,18 +57,10 @@ def round_input(pe, r):
     return torch.randint(-50, 50, (ELEMENTS,), generator=g).float()
 
 
-def report(line):
-    sys.stdout.write(line + "\n")  # one write: every PE prints into the launcher's one pipe
-    sys.stdout.flush()
-
-
 def main():
-    import tessera
     import tessera.torch as tt
 
-    rt = tessera.init(heap_size="64M")
-    ctx = rt.triton_context()
-    dev = ctx.device
+    rt, ctx, dev = start()
     x = tt.zeros(rt, (ELEMENTS,), dtype=torch.float32)
     ready = tt.zeros(rt, (1,), dtype=torch.uint64)
     out = torch.zeros(ELEMENTS, dtype=torch.float32, device=dev)
@@ -78,17 +69,11 @@ def main():
         x.copy_(round_input(rt.pe, r).to(dev))
         all_reduce_one_shot[(ELEMENTS // BLOCK,)](x, out, ready, r, ctx, BLOCK=BLOCK)
         device_barrier[(1,)](ctx)
-        if dev.type != "cpu":
-            torch.cuda.synchronize()
-        tx.check(rt)
+        wait_for_kernels(rt, dev)
         reference = sum(round_input(p, r) for p in range(rt.n_pes))
         ok = ok and torch.equal(out.cpu(), reference)
-    report(f"PE {rt.pe}: one-shot all-reduce of {ELEMENTS} float32 over {rt.n_pes} PEs, {ROUNDS} rounds: "
-           f"{'ok' if ok else 'WRONG'}")
-    tt.free(ready)
-    tt.free(x)
-    rt.finalize()
-    return 0 if ok else 1
+    report(rt, f"one-shot all-reduce of {ELEMENTS} float32 over {rt.n_pes} PEs, {ROUNDS} rounds", ok)
+    return end(rt, ok, ready, x)
 
 
 if __name__ == "__main__":

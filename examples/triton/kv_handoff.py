@@ -23,6 +23,7 @@ that computes attention.
 """
 
 import math
+import os
 import sys
 
 import torch
@@ -30,6 +31,10 @@ import triton
 import triton.language as tl
 
 import tessera.triton as tx
+
+sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
+from harness.run import end, report, say, seeded, start, wait_for_kernels  # noqa: E402
 
 PAGE, HIDDEN, D = 16, 16, 16  # tokens per page, model width, head dimension
 PAGES = 4  # KV pages of one request's prompt (hand-off)
@@ -144,37 +149,19 @@ def prefix_attention(q, prefix_kv, prefix_ready, publisher, suffix_kv, out, scal
 
 _SIZES = dict(HIDDEN=HIDDEN, D=D, PAGE=PAGE)
 COMPILE_CHECKS = [
-    dict(kernel=prefill_pages,
-         signature={"x": "*fp16", "wk": "*fp16", "wv": "*fp16", "staging": "*fp32", "kv_cache": "*fp32",
-                    "page_ready": "*u64", "request": "i32", "decode_pe": "i32", "ctx": "*i64",
-                    "HIDDEN": "constexpr", "D": "constexpr", "PAGE": "constexpr", "PAGES": "constexpr"},
-         constexprs=dict(_SIZES, PAGES=PAGES)),
-    dict(kernel=decode_attention,
-         signature={"q": "*fp32", "kv_cache": "*fp32", "page_ready": "*u64", "out": "*fp32",
-                    "scale": "fp32", "ctx": "*i64", "D": "constexpr", "PAGE": "constexpr",
-                    "PAGES": "constexpr"},
-         constexprs=dict(D=D, PAGE=PAGE, PAGES=PAGES)),
-    dict(kernel=publish_prefix,
-         signature={"x": "*fp16", "wk": "*fp16", "wv": "*fp16", "prefix_kv": "*fp32",
-                    "prefix_ready": "*u64", "ctx": "*i64", "HIDDEN": "constexpr", "D": "constexpr",
-                    "PAGE": "constexpr"},
-         constexprs=_SIZES),
-    dict(kernel=project_suffix,
-         signature={"x": "*fp16", "wk": "*fp16", "wv": "*fp16", "kv": "*fp32", "HIDDEN": "constexpr",
-                    "D": "constexpr", "PAGE": "constexpr"},
-         constexprs=_SIZES),
-    *[dict(kernel=prefix_attention,
-           signature={"q": "*fp32", "prefix_kv": "*fp32", "prefix_ready": "*u64", "publisher": "i32",
-                      "suffix_kv": "*fp32", "out": "*fp32", "scale": "fp32", "ctx": "*i64",
-                      "D": "constexpr", "PAGE": "constexpr", "PREFIX_PAGES": "constexpr",
-                      "SUFFIX_PAGES": "constexpr", "IN_PLACE": "constexpr"},
-           constexprs=dict(D=D, PAGE=PAGE, PREFIX_PAGES=PREFIX_PAGES, SUFFIX_PAGES=SUFFIX_PAGES, IN_PLACE=in_place))
+    compile_check(prefill_pages, dict(_SIZES, PAGES=PAGES), x="*fp16", wk="*fp16", wv="*fp16", staging="*fp32",
+                  kv_cache="*fp32", page_ready="*u64", request="i32", decode_pe="i32", ctx="*i64"),
+    compile_check(decode_attention, dict(D=D, PAGE=PAGE, PAGES=PAGES), q="*fp32", kv_cache="*fp32",
+                  page_ready="*u64", out="*fp32", scale="fp32", ctx="*i64"),
+    compile_check(publish_prefix, _SIZES, x="*fp16", wk="*fp16", wv="*fp16", prefix_kv="*fp32",
+                  prefix_ready="*u64", ctx="*i64"),
+    compile_check(project_suffix, _SIZES, x="*fp16", wk="*fp16", wv="*fp16", kv="*fp32"),
+    *[compile_check(prefix_attention,
+                    dict(D=D, PAGE=PAGE, PREFIX_PAGES=PREFIX_PAGES, SUFFIX_PAGES=SUFFIX_PAGES, IN_PLACE=in_place),
+                    q="*fp32", prefix_kv="*fp32", prefix_ready="*u64", publisher="i32", suffix_kv="*fp32",
+                    out="*fp32", scale="fp32", ctx="*i64")
       for in_place in (True, False)],
 ]
-
-
-def seeded(shape, seed, scale=1.0):
-    return (torch.randn(shape, generator=torch.Generator().manual_seed(seed)) * scale).half()
 
 
 def reference_attention(q, x, wk, wv):
@@ -183,21 +170,13 @@ def reference_attention(q, x, wk, wv):
     return torch.softmax((q @ k.T) / math.sqrt(D), dim=-1) @ v
 
 
-def report(line):
-    sys.stdout.write(line + "\n")  # one write: every PE prints into the launcher's one pipe
-    sys.stdout.flush()
-
-
 def main():
-    import tessera
     import tessera.torch as tt
 
-    rt = tessera.init(heap_size="64M")
+    rt, ctx, dev = start()
     if rt.n_pes < 2:
-        report("kv_handoff needs at least 2 PEs (a prefill and a decode PE)")
+        say("kv_handoff needs at least 2 PEs (a prefill and a decode PE)")
         return 2
-    ctx = rt.triton_context()
-    dev = ctx.device
     me, n = rt.pe, rt.n_pes
     decode_pe, requests, publisher = n - 1, n - 1, 0
     scale = 1.0 / math.sqrt(D)
@@ -243,22 +222,16 @@ def main():
         how = "read in place on" if in_place else "fetched (get) from"
         checks.append((f"attended over {PREFIX_PAGES} prefix pages {how} PE {publisher} + {SUFFIX_PAGES} own pages",
                        torch.allclose(out.cpu(), reference, rtol=1e-3, atol=1e-4)))
-    if dev.type != "cpu":
-        torch.cuda.synchronize()
-    tx.check(rt)
+    wait_for_kernels(rt, dev)
 
     if me != decode_pe:
         checks.insert(0, (f"sent request {me}'s {PAGES} pages to PE {decode_pe}", True))
     if me == publisher:
         checks.append((f"published {PREFIX_PAGES} prefix pages to {n - 1} PE(s)", True))
     ok = all(good for _, good in checks)
-    report(f"PE {me}: kv hand-off over {n} PEs: " + "; ".join(what for what, _ in checks) +
-           f": {'ok' if ok else 'WRONG'}")
+    report(rt, f"kv hand-off over {n} PEs: " + "; ".join(what for what, _ in checks), ok)
     rt.barrier()  # peers read prefix_kv in place and may still be writing flags: free after all
-    for t in (prefix_ready, prefix_kv, page_ready, kv_cache, staging):
-        tt.free(t)
-    rt.finalize()
-    return 0 if ok else 1
+    return end(rt, ok, prefix_ready, prefix_kv, page_ready, kv_cache, staging)
 
 
 if __name__ == "__main__":

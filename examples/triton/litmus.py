@@ -10,6 +10,7 @@ The number of violations must be 0.
 One program per PE runs every round, as sender (to the right) and receiver (from the left).
 """
 
+import os
 import sys
 
 import torch
@@ -17,6 +18,10 @@ import triton
 import triton.language as tl
 
 import tessera.triton as tx
+
+sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
+from harness.run import end, report, start, wait_for_kernels  # noqa: E402
 
 ROWS, COLS, ROUNDS = 4, 8, 200
 
@@ -44,43 +49,27 @@ def message_passing(staging, inbox, arrived, acked, violations, rounds, ctx, ROW
 
 
 COMPILE_CHECKS = [
-    dict(kernel=message_passing,
-         signature={"staging": "*i32", "inbox": "*i32", "arrived": "*u64", "acked": "*u64",
-                    "violations": "*i32", "rounds": "i32", "ctx": "*i64", "ROWS": "constexpr",
-                    "COLS": "constexpr"},
-         constexprs=dict(ROWS=ROWS, COLS=COLS)),
+    compile_check(message_passing, dict(ROWS=ROWS, COLS=COLS), staging="*i32", inbox="*i32", arrived="*u64",
+                  acked="*u64", violations="*i32", rounds="i32", ctx="*i64"),
 ]
 
 
-def report(line):
-    sys.stdout.write(line + "\n")  # one write: every PE prints into the launcher's one pipe
-    sys.stdout.flush()
-
-
 def main(rounds):
-    import tessera
     import tessera.torch as tt
 
-    rt = tessera.init(heap_size="64M")
-    ctx = rt.triton_context()
-    dev = ctx.device
+    rt, ctx, dev = start()
     staging = tt.zeros(rt, (ROWS, COLS), dtype=torch.int32)  # a put's source: on the heap (proxy)
     inbox = tt.zeros(rt, (ROWS, COLS), dtype=torch.int32)
     arrived = tt.zeros(rt, (1,), dtype=torch.uint64)
     acked = tt.zeros(rt, (1,), dtype=torch.uint64)
     violations = torch.full((1,), -1, dtype=torch.int32, device=dev)
     message_passing[(1,)](staging, inbox, arrived, acked, violations, rounds, ctx, ROWS=ROWS, COLS=COLS)
-    if dev.type != "cpu":
-        torch.cuda.synchronize()
-    tx.check(rt)
+    wait_for_kernels(rt, dev)
     bad = int(violations.item())
-    report(f"PE {rt.pe}: message-passing litmus, {ROWS} x {COLS} tile, {rounds} rounds from PE "
-           f"{(rt.pe - 1) % rt.n_pes}: {bad} violations: {'ok' if bad == 0 else 'WRONG'}")
+    report(rt, f"message-passing litmus, {ROWS} x {COLS} tile, {rounds} rounds from PE {(rt.pe - 1) % rt.n_pes}: "
+           f"{bad} violations", bad == 0)
     rt.barrier()  # the last acknowledgement may still be on its way to this PE
-    for t in (acked, arrived, inbox, staging):
-        tt.free(t)
-    rt.finalize()
-    return 0 if bad == 0 else 1
+    return end(rt, bad == 0, acked, arrived, inbox, staging)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ kernels run one after the other: producer, then consumer (whose waits then succe
 Launched the other way round, the interpreted consumer would spin until the context's timeout.
 """
 
+import os
 import sys
 
 import torch
@@ -20,6 +21,12 @@ import triton
 import triton.language as tl
 
 import tessera.triton as tx
+
+sys.path.insert(0, os.path.dirname(__file__))  # harness/, when imported rather than run
+from harness.compile_checks import compile_check  # noqa: E402
+from harness.column_blocks import column_block_problem, column_block_product_ok  # noqa: E402
+from harness.run import end, report, start, wait_for_kernels  # noqa: E402
+from harness.tiles import device_barrier, matmul_tile, put_to_peers  # noqa: E402
 
 M, K, N_LOCAL = 32, 32, 32  # C is M x (n_pes * N_LOCAL); this PE computes columns [pe*N_LOCAL, +N_LOCAL)
 BM, BN, BK = 16, 16, 16
@@ -33,11 +40,7 @@ def gemm_producer(a, b, c, ready, ctx, K: tl.constexpr, N_LOCAL: tl.constexpr, N
     tm, tn = tl.program_id(0), tl.program_id(1)
     rows = tm * BM + tl.arange(0, BM)
     cols = tn * BN + tl.arange(0, BN)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        ks = k0 + tl.arange(0, BK)
-        acc += tl.dot(tl.load(a + rows[:, None] * K + ks[None, :]),
-                      tl.load(b + ks[:, None] * N_LOCAL + cols[None, :]))
+    acc = matmul_tile(a, b, rows, cols, K, N_LOCAL, BM, BN, BK)
     tl.store(c + rows[:, None] * N + me * N_LOCAL + cols[None, :], acc)
     # A signal to this PE: the release orders the tile's stores before the flag.
     tx.signal(ready + tm * tl.num_programs(1) + tn, 1, tx.SET, me, ctx)
@@ -52,54 +55,28 @@ def tile_sender(c, ready, ctx, N_LOCAL: tl.constexpr, N: tl.constexpr, BM: tl.co
     tx.wait_until(ready + tm * tl.num_programs(1) + tn, tx.EQ, 1, ctx)
     rows = tm * BM + tl.arange(0, BM)
     cols = me * N_LOCAL + tn * BN + tl.arange(0, BN)
-    tile = c + rows[:, None] * N + cols[None, :]
-    n = tx.n_pes(ctx)
-    for i in range(1, n):
-        tx.put(tile, tile, (me + i) % n, ctx)
-
-
-@triton.jit
-def device_barrier(ctx):
-    """Every PE's earlier puts are complete and visible everywhere once every PE has passed."""
-    tx.barrier(ctx)
+    put_to_peers(c + rows[:, None] * N + cols[None, :], ctx)
 
 
 def compile_checks(n_pes=2):
     n = n_pes * N_LOCAL
     return [
-        dict(kernel=gemm_producer,
-             signature={"a": "*fp16", "b": "*fp16", "c": "*fp32", "ready": "*u64", "ctx": "*i64",
-                        "K": "constexpr", "N_LOCAL": "constexpr", "N": "constexpr", "BM": "constexpr",
-                        "BN": "constexpr", "BK": "constexpr"},
-             constexprs=dict(K=K, N_LOCAL=N_LOCAL, N=n, BM=BM, BN=BN, BK=BK)),
-        dict(kernel=tile_sender,
-             signature={"c": "*fp32", "ready": "*u64", "ctx": "*i64", "N_LOCAL": "constexpr",
-                        "N": "constexpr", "BM": "constexpr", "BN": "constexpr"},
-             constexprs=dict(N_LOCAL=N_LOCAL, N=n, BM=BM, BN=BN)),
-        dict(kernel=device_barrier, signature={"ctx": "*i64"}, constexprs={}),
+        compile_check(gemm_producer, dict(K=K, N_LOCAL=N_LOCAL, N=n, BM=BM, BN=BN, BK=BK), a="*fp16", b="*fp16",
+                      c="*fp32", ready="*u64", ctx="*i64"),
+        compile_check(tile_sender, dict(N_LOCAL=N_LOCAL, N=n, BM=BM, BN=BN), c="*fp32", ready="*u64", ctx="*i64"),
+        compile_check(device_barrier, {}, ctx="*i64"),
     ]
 
 
 COMPILE_CHECKS = compile_checks()
 
 
-def report(line):
-    sys.stdout.write(line + "\n")  # one write: every PE prints into the launcher's one pipe
-    sys.stdout.flush()
-
-
 def main():
-    import tessera
     import tessera.torch as tt
 
-    rt = tessera.init(heap_size="64M")
-    ctx = rt.triton_context()
-    dev = ctx.device
+    rt, ctx, dev = start()
     n = rt.n_pes * N_LOCAL
-    a = torch.randn((M, K), generator=torch.Generator().manual_seed(7)).half()
-    blocks = [torch.randn((K, N_LOCAL), generator=torch.Generator().manual_seed(100 + p)).half()
-              for p in range(rt.n_pes)]
-    c = tt.zeros(rt, (M, n), dtype=torch.float32)
+    a, blocks, c = column_block_problem(rt, M, K, N_LOCAL)
     grid = (M // BM, N_LOCAL // BN)
     ready = tt.zeros(rt, (grid[0] * grid[1],), dtype=torch.uint64)  # only this PE's copy is used
 
@@ -118,20 +95,13 @@ def main():
         torch.cuda.current_stream().wait_stream(compute)
         torch.cuda.current_stream().wait_stream(comm)
     device_barrier[(1,)](ctx)
-    if dev.type != "cpu":
-        torch.cuda.synchronize()
-    tx.check(rt)
+    wait_for_kernels(rt, dev)
 
-    reference = a.float() @ torch.cat(blocks, dim=1).float()
-    ok = torch.allclose(c.cpu(), reference, rtol=1e-3, atol=1e-3)
-    report(f"PE {rt.pe}: producer-consumer gemm + per-tile put, {grid[0] * grid[1]} tiles of "
-           f"{BM} x {BN} per PE, C = ({M} x {K}) @ ({K} x {n}) over {rt.n_pes} PEs: "
-           f"{'ok' if ok else 'WRONG'}")
+    ok = column_block_product_ok(c, a, blocks)
+    report(rt, f"producer-consumer gemm + per-tile put, {grid[0] * grid[1]} tiles of {BM} x {BN} per PE, "
+           f"C = ({M} x {K}) @ ({K} x {n}) over {rt.n_pes} PEs", ok)
     rt.barrier()
-    tt.free(ready)
-    tt.free(c)
-    rt.finalize()
-    return 0 if ok else 1
+    return end(rt, ok, ready, c)
 
 
 if __name__ == "__main__":

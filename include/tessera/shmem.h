@@ -91,121 +91,125 @@ extern shmem_team_t const SHMEM_TEAM_SHARED;
 
 /* ---- type tables --------------------------------------------------------------------------- */
 
-/* The standard RMA types: X(TYPENAME, TYPE). */
-#define TESSERA_SHMEM_RMA_TYPES(X) \
-  X(float, float)                  \
-  X(double, double)                \
-  X(longdouble, long double)       \
-  X(char, char)                    \
-  X(schar, signed char)            \
-  X(short, short)                  \
-  X(int, int)                      \
-  X(long, long)                    \
-  X(longlong, long long)           \
-  X(uchar, unsigned char)          \
-  X(ushort, unsigned short)        \
-  X(uint, unsigned int)            \
-  X(ulong, unsigned long)          \
-  X(ulonglong, unsigned long long) \
-  X(int8, int8_t)                  \
-  X(int16, int16_t)                \
-  X(int32, int32_t)                \
-  X(int64, int64_t)                \
-  X(uint8, uint8_t)                \
-  X(uint16, uint16_t)              \
-  X(uint32, uint32_t)              \
-  X(uint64, uint64_t)              \
-  X(size, size_t)                  \
-  X(ptrdiff, ptrdiff_t)
+/* The types of each family of typed routines, TYPENAME as the specification names it:
+ *   TESSERA_SHMEM_<FAMILY>_TYPES(X) calls X(TYPENAME, TYPE) for each (X-macros a program can
+ *     reuse, though not nested: one table's X may not expand another table);
+ *   TESSERA_SHMEM_<FAMILY>_TYPES_WITH(X, A) calls X(TYPENAME, TYPE, A), passing A on;
+ *   TESSERA_SHMEM_<FAMILY>_C_TYPES(X, A) is the part of it that the C11 generic names select by:
+ *     distinct C types. The typedefs after them (int32_t, size_t, ...) are each one of those
+ *     types, so they have routines of their own names but no generic selection.
+ * The tables are built from the groups below, keeping the specification's order. */
+/* clang-format off */
+#define TESSERA_SHMEM_EACH(NAME, TYPE, X) X(NAME, TYPE)
+#define TESSERA_SHMEM_REAL_TYPES(X, A) \
+  X(float, float, A) X(double, double, A) X(longdouble, long double, A)
+#define TESSERA_SHMEM_INT_TYPES(X, A) \
+  X(int, int, A) X(long, long, A) X(longlong, long long, A)
+#define TESSERA_SHMEM_UINT_TYPES(X, A) \
+  X(uint, unsigned int, A) X(ulong, unsigned long, A) X(ulonglong, unsigned long long, A)
+/* char and the signed integer types; the unsigned ones. */
+#define TESSERA_SHMEM_SIGNED_TYPES(X, A) \
+  X(char, char, A) X(schar, signed char, A) X(short, short, A) TESSERA_SHMEM_INT_TYPES(X, A)
+#define TESSERA_SHMEM_UNSIGNED_TYPES(X, A) \
+  X(uchar, unsigned char, A) X(ushort, unsigned short, A) TESSERA_SHMEM_UINT_TYPES(X, A)
+/* The exact-width typedefs; the 32- and 64-bit ones of the AMO and wait routines. */
+#define TESSERA_SHMEM_INT_N_TYPES(X, A) \
+  X(int8, int8_t, A) X(int16, int16_t, A) X(int32, int32_t, A) X(int64, int64_t, A)
+#define TESSERA_SHMEM_UINT_N_TYPES(X, A) \
+  X(uint8, uint8_t, A) X(uint16, uint16_t, A) X(uint32, uint32_t, A) X(uint64, uint64_t, A)
+#define TESSERA_SHMEM_WORD_TYPES(X, A) \
+  X(int32, int32_t, A) X(int64, int64_t, A) X(uint32, uint32_t, A) X(uint64, uint64_t, A)
+#define TESSERA_SHMEM_SIZE_TYPES(X, A) X(size, size_t, A) X(ptrdiff, ptrdiff_t, A)
 
-/* The sized RMA routines: X(SIZE in bits, bytes). */
-#define TESSERA_SHMEM_RMA_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
+/* The standard RMA types (and the collectives'). */
+#define TESSERA_SHMEM_RMA_C_TYPES(X, A) \
+  TESSERA_SHMEM_REAL_TYPES(X, A) TESSERA_SHMEM_SIGNED_TYPES(X, A) TESSERA_SHMEM_UNSIGNED_TYPES(X, A)
+#define TESSERA_SHMEM_RMA_TYPES_WITH(X, A)                                 \
+  TESSERA_SHMEM_RMA_C_TYPES(X, A) TESSERA_SHMEM_INT_N_TYPES(X, A)          \
+  TESSERA_SHMEM_UINT_N_TYPES(X, A) TESSERA_SHMEM_SIZE_TYPES(X, A)
+#define TESSERA_SHMEM_RMA_TYPES(X) TESSERA_SHMEM_RMA_TYPES_WITH(TESSERA_SHMEM_EACH, X)
+
+/* The sized RMA routines: X(SIZE in bits, bytes) (_WITH: X(SIZE, bytes, A)). */
+#define TESSERA_SHMEM_RMA_SIZES_WITH(X, A) \
+  X(8, 1, A) X(16, 2, A) X(32, 4, A) X(64, 8, A) X(128, 16, A)
+#define TESSERA_SHMEM_RMA_SIZES(X) TESSERA_SHMEM_RMA_SIZES_WITH(TESSERA_SHMEM_EACH, X)
 
 /* The standard AMO types (fetch, set, compare_swap, swap, fetch_inc, inc, fetch_add, add). */
+#define TESSERA_SHMEM_STANDARD_AMO_C_TYPES(X, A) \
+  TESSERA_SHMEM_INT_TYPES(X, A) TESSERA_SHMEM_UINT_TYPES(X, A)
+#define TESSERA_SHMEM_STANDARD_AMO_TYPES_WITH(X, A)                     \
+  TESSERA_SHMEM_STANDARD_AMO_C_TYPES(X, A) TESSERA_SHMEM_WORD_TYPES(X, A) \
+  TESSERA_SHMEM_SIZE_TYPES(X, A)
 #define TESSERA_SHMEM_STANDARD_AMO_TYPES(X) \
-  X(int, int)                               \
-  X(long, long)                             \
-  X(longlong, long long)                    \
-  X(uint, unsigned int)                     \
-  X(ulong, unsigned long)                   \
-  X(ulonglong, unsigned long long)          \
-  X(int32, int32_t)                         \
-  X(int64, int64_t)                         \
-  X(uint32, uint32_t)                       \
-  X(uint64, uint64_t)                       \
-  X(size, size_t)                           \
-  X(ptrdiff, ptrdiff_t)
+  TESSERA_SHMEM_STANDARD_AMO_TYPES_WITH(TESSERA_SHMEM_EACH, X)
 
-/* The extended AMO types beyond the standard ones (fetch, set, swap only). */
-#define TESSERA_SHMEM_FLOAT_AMO_TYPES(X) \
-  X(float, float)                        \
-  X(double, double)
+/* The extended AMO types beyond the standard ones (fetch, set, swap only); the extended
+ * routines select among those and the standard ones. */
+#define TESSERA_SHMEM_FLOAT_AMO_TYPES_WITH(X, A) X(float, float, A) X(double, double, A)
+#define TESSERA_SHMEM_FLOAT_AMO_TYPES(X) TESSERA_SHMEM_FLOAT_AMO_TYPES_WITH(TESSERA_SHMEM_EACH, X)
+#define TESSERA_SHMEM_EXTENDED_AMO_C_TYPES(X, A) \
+  TESSERA_SHMEM_FLOAT_AMO_TYPES_WITH(X, A) TESSERA_SHMEM_STANDARD_AMO_C_TYPES(X, A)
 
 /* The bitwise AMO types (fetch_and, and, fetch_or, or, fetch_xor, xor). */
+#define TESSERA_SHMEM_BITWISE_AMO_C_TYPES(X, A) \
+  TESSERA_SHMEM_UINT_TYPES(X, A) X(int32, int32_t, A) X(int64, int64_t, A)
+#define TESSERA_SHMEM_BITWISE_AMO_TYPES_WITH(X, A) \
+  TESSERA_SHMEM_BITWISE_AMO_C_TYPES(X, A) X(uint32, uint32_t, A) X(uint64, uint64_t, A)
 #define TESSERA_SHMEM_BITWISE_AMO_TYPES(X) \
-  X(uint, unsigned int)                    \
-  X(ulong, unsigned long)                  \
-  X(ulonglong, unsigned long long)         \
-  X(int32, int32_t)                        \
-  X(int64, int64_t)                        \
-  X(uint32, uint32_t)                      \
-  X(uint64, uint64_t)
+  TESSERA_SHMEM_BITWISE_AMO_TYPES_WITH(TESSERA_SHMEM_EACH, X)
 
 /* The point-to-point synchronization types (wait_until and test families). */
-#define TESSERA_SHMEM_SYNC_TYPES(X) \
-  X(short, short)                   \
-  X(int, int)                       \
-  X(long, long)                     \
-  X(longlong, long long)            \
-  X(ushort, unsigned short)         \
-  X(uint, unsigned int)             \
-  X(ulong, unsigned long)           \
-  X(ulonglong, unsigned long long)  \
-  X(int32, int32_t)                 \
-  X(int64, int64_t)                 \
-  X(uint32, uint32_t)               \
-  X(uint64, uint64_t)               \
-  X(size, size_t)                   \
-  X(ptrdiff, ptrdiff_t)
+#define TESSERA_SHMEM_SYNC_C_TYPES(X, A)             \
+  X(short, short, A) TESSERA_SHMEM_INT_TYPES(X, A) \
+  X(ushort, unsigned short, A) TESSERA_SHMEM_UINT_TYPES(X, A)
+#define TESSERA_SHMEM_SYNC_TYPES_WITH(X, A) \
+  TESSERA_SHMEM_SYNC_C_TYPES(X, A) TESSERA_SHMEM_WORD_TYPES(X, A) TESSERA_SHMEM_SIZE_TYPES(X, A)
+#define TESSERA_SHMEM_SYNC_TYPES(X) TESSERA_SHMEM_SYNC_TYPES_WITH(TESSERA_SHMEM_EACH, X)
 
 /* The reduction types of the team-based reductions, by the operations they support. Bitwise
  * (and, or, xor): */
+#define TESSERA_SHMEM_BITWISE_REDUCE_C_TYPES(X, A) \
+  TESSERA_SHMEM_UNSIGNED_TYPES(X, A) TESSERA_SHMEM_INT_N_TYPES(X, A)
+#define TESSERA_SHMEM_BITWISE_REDUCE_TYPES_WITH(X, A) \
+  TESSERA_SHMEM_BITWISE_REDUCE_C_TYPES(X, A) TESSERA_SHMEM_UINT_N_TYPES(X, A) X(size, size_t, A)
 #define TESSERA_SHMEM_BITWISE_REDUCE_TYPES(X) \
-  X(uchar, unsigned char)                     \
-  X(ushort, unsigned short)                   \
-  X(uint, unsigned int)                       \
-  X(ulong, unsigned long)                     \
-  X(ulonglong, unsigned long long)            \
-  X(int8, int8_t)                             \
-  X(int16, int16_t)                           \
-  X(int32, int32_t)                           \
-  X(int64, int64_t)                           \
-  X(uint8, uint8_t)                           \
-  X(uint16, uint16_t)                         \
-  X(uint32, uint32_t)                         \
-  X(uint64, uint64_t)                         \
-  X(size, size_t)
-/* Ordered (max, min, and sum, prod): every integer type and the real types. */
+  TESSERA_SHMEM_BITWISE_REDUCE_TYPES_WITH(TESSERA_SHMEM_EACH, X)
+/* Ordered (max, min, and sum, prod): every integer type and the real types (the RMA types). */
+#define TESSERA_SHMEM_ORDERED_REDUCE_C_TYPES(X, A) TESSERA_SHMEM_RMA_C_TYPES(X, A)
+#define TESSERA_SHMEM_ORDERED_REDUCE_TYPES_WITH(X, A)                            \
+  TESSERA_SHMEM_SIGNED_TYPES(X, A) X(ptrdiff, ptrdiff_t, A)                     \
+  TESSERA_SHMEM_BITWISE_REDUCE_TYPES_WITH(X, A) TESSERA_SHMEM_REAL_TYPES(X, A)
 #define TESSERA_SHMEM_ORDERED_REDUCE_TYPES(X) \
-  X(char, char)                               \
-  X(schar, signed char)                       \
-  X(short, short)                             \
-  X(int, int)                                 \
-  X(long, long)                               \
-  X(longlong, long long)                      \
-  X(ptrdiff, ptrdiff_t)                       \
-  TESSERA_SHMEM_BITWISE_REDUCE_TYPES(X)       \
-  X(float, float)                             \
-  X(double, double)                           \
-  X(longdouble, long double)
-/* Complex (sum, prod only); empty where C has no complex types (__STDC_NO_COMPLEX__). */
+  TESSERA_SHMEM_ORDERED_REDUCE_TYPES_WITH(TESSERA_SHMEM_EACH, X)
+/* Complex (sum, prod only); empty where C has no complex types (__STDC_NO_COMPLEX__). Sum and
+ * product select among the ordered and the complex types. */
 #ifdef TESSERA_SHMEM_COMPLEXD
-#define TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(X) \
-  X(complexd, TESSERA_SHMEM_COMPLEXD)         \
-  X(complexf, TESSERA_SHMEM_COMPLEXF)
+#define TESSERA_SHMEM_COMPLEX_REDUCE_TYPES_WITH(X, A) \
+  X(complexd, TESSERA_SHMEM_COMPLEXD, A) X(complexf, TESSERA_SHMEM_COMPLEXF, A)
 #else
-#define TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(X)
+#define TESSERA_SHMEM_COMPLEX_REDUCE_TYPES_WITH(X, A)
 #endif
+#define TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(X) \
+  TESSERA_SHMEM_COMPLEX_REDUCE_TYPES_WITH(TESSERA_SHMEM_EACH, X)
+#define TESSERA_SHMEM_ARITHMETIC_REDUCE_C_TYPES(X, A) \
+  TESSERA_SHMEM_ORDERED_REDUCE_C_TYPES(X, A) TESSERA_SHMEM_COMPLEX_REDUCE_TYPES_WITH(X, A)
+
+/* The deprecated API's types: the pre-1.4 AMOs (int, long, long long; fetch, set and swap also
+ * float and double), and the waits and bitwise _to_all reductions (short too), whose ordered
+ * ones also take the real types. */
+#define TESSERA_SHMEM_OLD_STANDARD_AMO_C_TYPES(X, A) TESSERA_SHMEM_INT_TYPES(X, A)
+#define TESSERA_SHMEM_OLD_STANDARD_AMO_TYPES(X) \
+  TESSERA_SHMEM_OLD_STANDARD_AMO_C_TYPES(TESSERA_SHMEM_EACH, X)
+#define TESSERA_SHMEM_OLD_EXTENDED_AMO_C_TYPES(X, A) \
+  TESSERA_SHMEM_INT_TYPES(X, A) TESSERA_SHMEM_FLOAT_AMO_TYPES_WITH(X, A)
+#define TESSERA_SHMEM_OLD_BITWISE_TYPES_WITH(X, A) X(short, short, A) TESSERA_SHMEM_INT_TYPES(X, A)
+#define TESSERA_SHMEM_OLD_BITWISE_TYPES(X) \
+  TESSERA_SHMEM_OLD_BITWISE_TYPES_WITH(TESSERA_SHMEM_EACH, X)
+#define TESSERA_SHMEM_OLD_ORDERED_TYPES_WITH(X, A) \
+  TESSERA_SHMEM_OLD_BITWISE_TYPES_WITH(X, A) TESSERA_SHMEM_REAL_TYPES(X, A)
+#define TESSERA_SHMEM_OLD_ORDERED_TYPES(X) \
+  TESSERA_SHMEM_OLD_ORDERED_TYPES_WITH(TESSERA_SHMEM_EACH, X)
+/* clang-format on */
 
 /* ---- setup, exit, query -------------------------------------------------------------------- */
 
@@ -266,9 +270,9 @@ void shmem_free(void* ptr);
 /* ---- the two forms of the typed routines ------------------------------------------------ */
 
 /* Every typed RMA, AMO and put-with-signal routine comes in two forms, declared from one list of
- * its family's routines, TESSERA_SHMEM_<FAMILY>_ROUTINES(F, ...): F(NAME) is a routine's name
- * and the macro named F with _ARGS appended gives its parameter list, for
- * F = TESSERA_SHMEM_FORM_PLAIN (shmem_NAME(args)) and F = TESSERA_SHMEM_FORM_CTX
+ * its family's routines, TESSERA_SHMEM_<FAMILY>_ROUTINES(NAME, TYPE, F), the X of a type table:
+ * F(NAME) is a routine's name and the macro named F with _ARGS appended gives its parameter list,
+ * for F = TESSERA_SHMEM_FORM_PLAIN (shmem_NAME(args)) and F = TESSERA_SHMEM_FORM_CTX
  * (shmem_ctx_NAME(shmem_ctx_t ctx, args), section "communication contexts"). */
 #define TESSERA_SHMEM_FORM_PLAIN(NAME) shmem_##NAME
 #define TESSERA_SHMEM_FORM_PLAIN_ARGS(...) (__VA_ARGS__)
@@ -294,7 +298,7 @@ void shmem_getmem_nbi(void* dest, const void* source, size_t nelems, int pe);
  *   shmem_TYPENAME_g: one element from `pe`.
  * And for every SIZE of TESSERA_SHMEM_RMA_SIZES: shmem_putSIZE, _getSIZE, _putSIZE_nbi,
  * _getSIZE_nbi, _iputSIZE, _igetSIZE on elements of SIZE bits. */
-#define TESSERA_SHMEM_RMA_ROUTINES(F, NAME, TYPE)                                            \
+#define TESSERA_SHMEM_RMA_ROUTINES(NAME, TYPE, F)                                            \
   void F(NAME##_put) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems, int pe);        \
   void F(NAME##_get) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems, int pe);        \
   void F(NAME##_put_nbi) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems, int pe);    \
@@ -305,7 +309,7 @@ void shmem_getmem_nbi(void* dest, const void* source, size_t nelems, int pe);
                                size_t nelems, int pe);                                       \
   void F(NAME##_p) F##_ARGS(TYPE* dest, TYPE value, int pe);                                 \
   TYPE F(NAME##_g) F##_ARGS(const TYPE* source, int pe);
-#define TESSERA_SHMEM_SIZED_RMA_ROUTINES(F, BITS)                                           \
+#define TESSERA_SHMEM_SIZED_RMA_ROUTINES(BITS, BYTES, F)                                    \
   void F(put##BITS) F##_ARGS(void* dest, const void* source, size_t nelems, int pe);        \
   void F(get##BITS) F##_ARGS(void* dest, const void* source, size_t nelems, int pe);        \
   void F(put##BITS##_nbi) F##_ARGS(void* dest, const void* source, size_t nelems, int pe);  \
@@ -314,14 +318,8 @@ void shmem_getmem_nbi(void* dest, const void* source, size_t nelems, int pe);
                               size_t nelems, int pe);                                       \
   void F(iget##BITS) F##_ARGS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
                               size_t nelems, int pe);
-#define TESSERA_SHMEM_DECLARE_RMA(NAME, TYPE) \
-  TESSERA_SHMEM_RMA_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
-#define TESSERA_SHMEM_DECLARE_SIZED_RMA(BITS, BYTES) \
-  TESSERA_SHMEM_SIZED_RMA_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, BITS)
-TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_RMA)
-TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_SIZED_RMA)
-#undef TESSERA_SHMEM_DECLARE_RMA
-#undef TESSERA_SHMEM_DECLARE_SIZED_RMA
+TESSERA_SHMEM_RMA_TYPES_WITH(TESSERA_SHMEM_RMA_ROUTINES, TESSERA_SHMEM_FORM_PLAIN)
+TESSERA_SHMEM_RMA_SIZES_WITH(TESSERA_SHMEM_SIZED_RMA_ROUTINES, TESSERA_SHMEM_FORM_PLAIN)
 
 /* ---- signals ------------------------------------------------------------------------------ */
 
@@ -335,25 +333,19 @@ void shmem_putmem_signal_nbi(void* dest, const void* source, size_t nelems, uint
                              uint64_t signal, int sig_op, int pe);
 /* Typed and sized forms: shmem_TYPENAME_put_signal(_nbi) for TESSERA_SHMEM_RMA_TYPES and
  * shmem_putSIZE_signal(_nbi) for TESSERA_SHMEM_RMA_SIZES, nelems counting elements. */
-#define TESSERA_SHMEM_PUT_SIGNAL_ROUTINES(F, NAME, TYPE)                                       \
+#define TESSERA_SHMEM_PUT_SIGNAL_ROUTINES(NAME, TYPE, F)                                       \
   void F(NAME##_put_signal) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems,            \
                                      uint64_t* sig_addr, uint64_t signal, int sig_op, int pe); \
   void F(NAME##_put_signal_nbi) F##_ARGS(TYPE* dest, const TYPE* source, size_t nelems,        \
                                          uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
-#define TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES(F, BITS)                                           \
+#define TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES(BITS, BYTES, F)                                    \
   void F(put##BITS##_signal) F##_ARGS(void* dest, const void* source, size_t nelems,               \
                                       uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);    \
   void F(put##BITS##_signal_nbi)                                                                   \
       F##_ARGS(void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, \
                int sig_op, int pe);
-#define TESSERA_SHMEM_DECLARE_PUT_SIGNAL(NAME, TYPE) \
-  TESSERA_SHMEM_PUT_SIGNAL_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
-#define TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL(BITS, BYTES) \
-  TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, BITS)
-TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_PUT_SIGNAL)
-TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL)
-#undef TESSERA_SHMEM_DECLARE_PUT_SIGNAL
-#undef TESSERA_SHMEM_DECLARE_SIZED_PUT_SIGNAL
+TESSERA_SHMEM_RMA_TYPES_WITH(TESSERA_SHMEM_PUT_SIGNAL_ROUTINES, TESSERA_SHMEM_FORM_PLAIN)
+TESSERA_SHMEM_RMA_SIZES_WITH(TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES, TESSERA_SHMEM_FORM_PLAIN)
 
 /* The current value of this PE's signal word, read atomically with acquire. */
 uint64_t shmem_signal_fetch(const uint64_t* sig_addr);
@@ -386,14 +378,14 @@ void shmem_sync_all(void);
  * for float and double: _fetch, _set, _swap (+ _fetch_nbi, _swap_nbi);
  * for TESSERA_SHMEM_BITWISE_AMO_TYPES: _fetch_and, _and, _fetch_or, _or, _fetch_xor, _xor
  *   (+ _fetch_and_nbi, _fetch_or_nbi, _fetch_xor_nbi). */
-#define TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(F, NAME, TYPE)                           \
+#define TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(NAME, TYPE, F)                           \
   TYPE F(NAME##_atomic_fetch) F##_ARGS(const TYPE* source, int pe);                  \
   void F(NAME##_atomic_set) F##_ARGS(TYPE* dest, TYPE value, int pe);                \
   TYPE F(NAME##_atomic_swap) F##_ARGS(TYPE* dest, TYPE value, int pe);               \
   void F(NAME##_atomic_fetch_nbi) F##_ARGS(TYPE* fetch, const TYPE* source, int pe); \
   void F(NAME##_atomic_swap_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe);
-#define TESSERA_SHMEM_STANDARD_AMO_ROUTINES(F, NAME, TYPE)                                \
-  TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(F, NAME, TYPE)                                      \
+#define TESSERA_SHMEM_STANDARD_AMO_ROUTINES(NAME, TYPE, F)                                \
+  TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(NAME, TYPE, F)                                      \
   TYPE F(NAME##_atomic_compare_swap) F##_ARGS(TYPE* dest, TYPE cond, TYPE value, int pe); \
   TYPE F(NAME##_atomic_fetch_inc) F##_ARGS(TYPE* dest, int pe);                           \
   void F(NAME##_atomic_inc) F##_ARGS(TYPE* dest, int pe);                                 \
@@ -403,7 +395,7 @@ void shmem_sync_all(void);
       F##_ARGS(TYPE* fetch, TYPE* dest, TYPE cond, TYPE value, int pe);                   \
   void F(NAME##_atomic_fetch_inc_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, int pe);          \
   void F(NAME##_atomic_fetch_add_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe);
-#define TESSERA_SHMEM_BITWISE_AMO_ROUTINES(F, NAME, TYPE)                                    \
+#define TESSERA_SHMEM_BITWISE_AMO_ROUTINES(NAME, TYPE, F)                                    \
   TYPE F(NAME##_atomic_fetch_and) F##_ARGS(TYPE* dest, TYPE value, int pe);                  \
   void F(NAME##_atomic_and) F##_ARGS(TYPE* dest, TYPE value, int pe);                        \
   TYPE F(NAME##_atomic_fetch_or) F##_ARGS(TYPE* dest, TYPE value, int pe);                   \
@@ -413,18 +405,9 @@ void shmem_sync_all(void);
   void F(NAME##_atomic_fetch_and_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe); \
   void F(NAME##_atomic_fetch_or_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe);  \
   void F(NAME##_atomic_fetch_xor_nbi) F##_ARGS(TYPE* fetch, TYPE* dest, TYPE value, int pe);
-#define TESSERA_SHMEM_DECLARE_STANDARD_AMO(NAME, TYPE) \
-  TESSERA_SHMEM_STANDARD_AMO_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
-#define TESSERA_SHMEM_DECLARE_EXTENDED_AMO(NAME, TYPE) \
-  TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
-#define TESSERA_SHMEM_DECLARE_BITWISE_AMO(NAME, TYPE) \
-  TESSERA_SHMEM_BITWISE_AMO_ROUTINES(TESSERA_SHMEM_FORM_PLAIN, NAME, TYPE)
-TESSERA_SHMEM_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_STANDARD_AMO)
-TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_EXTENDED_AMO)
-TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DECLARE_BITWISE_AMO)
-#undef TESSERA_SHMEM_DECLARE_EXTENDED_AMO
-#undef TESSERA_SHMEM_DECLARE_STANDARD_AMO
-#undef TESSERA_SHMEM_DECLARE_BITWISE_AMO
+TESSERA_SHMEM_STANDARD_AMO_TYPES_WITH(TESSERA_SHMEM_STANDARD_AMO_ROUTINES, TESSERA_SHMEM_FORM_PLAIN)
+TESSERA_SHMEM_FLOAT_AMO_TYPES_WITH(TESSERA_SHMEM_EXTENDED_AMO_ROUTINES, TESSERA_SHMEM_FORM_PLAIN)
+TESSERA_SHMEM_BITWISE_AMO_TYPES_WITH(TESSERA_SHMEM_BITWISE_AMO_ROUTINES, TESSERA_SHMEM_FORM_PLAIN)
 
 /* ---- point-to-point synchronization ----------------------------------------------------- */
 
@@ -553,26 +536,20 @@ TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_COLLECTIVES)
  *   shmem_TYPENAME_max_reduce, _min_reduce, _sum_reduce, _prod_reduce for
  *     TESSERA_SHMEM_ORDERED_REDUCE_TYPES;
  *   shmem_TYPENAME_sum_reduce, _prod_reduce for TESSERA_SHMEM_COMPLEX_REDUCE_TYPES. */
-#define TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, OP) \
-  int shmem_##NAME##_##OP(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nreduce);
-#define TESSERA_SHMEM_DECLARE_BITWISE_REDUCE(NAME, TYPE) \
-  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, and_reduce)   \
-  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, or_reduce)    \
-  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, xor_reduce)
-#define TESSERA_SHMEM_DECLARE_ORDERED_REDUCE(NAME, TYPE) \
-  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, max_reduce)   \
-  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, min_reduce)
-#define TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE(NAME, TYPE) \
-  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, sum_reduce)      \
-  TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, prod_reduce)
-TESSERA_SHMEM_BITWISE_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_BITWISE_REDUCE)
-TESSERA_SHMEM_ORDERED_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ORDERED_REDUCE)
-TESSERA_SHMEM_ORDERED_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE)
-TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE)
+/* The operations of each kind of reduction (a type table's X): R(NAME, TYPE, OP) for each OP,
+ * where R declares one routine (here the team-based one, in the deprecated API the _to_all). */
+#define TESSERA_SHMEM_BITWISE_OPS(NAME, TYPE, R) \
+  R(NAME, TYPE, and) R(NAME, TYPE, or) R(NAME, TYPE, xor)
+#define TESSERA_SHMEM_ORDERED_OPS(NAME, TYPE, R) R(NAME, TYPE, max) R(NAME, TYPE, min)
+#define TESSERA_SHMEM_ARITHMETIC_OPS(NAME, TYPE, R) R(NAME, TYPE, sum) R(NAME, TYPE, prod)
+#define TESSERA_SHMEM_DECLARE_REDUCE(NAME, TYPE, OP)                                  \
+  int shmem_##NAME##_##OP##_reduce(shmem_team_t team, TYPE* dest, const TYPE* source, \
+                                   size_t nreduce);
+TESSERA_SHMEM_BITWISE_REDUCE_TYPES_WITH(TESSERA_SHMEM_BITWISE_OPS, TESSERA_SHMEM_DECLARE_REDUCE)
+TESSERA_SHMEM_ORDERED_REDUCE_TYPES_WITH(TESSERA_SHMEM_ORDERED_OPS, TESSERA_SHMEM_DECLARE_REDUCE)
+TESSERA_SHMEM_ORDERED_REDUCE_TYPES_WITH(TESSERA_SHMEM_ARITHMETIC_OPS, TESSERA_SHMEM_DECLARE_REDUCE)
+TESSERA_SHMEM_COMPLEX_REDUCE_TYPES_WITH(TESSERA_SHMEM_ARITHMETIC_OPS, TESSERA_SHMEM_DECLARE_REDUCE)
 #undef TESSERA_SHMEM_DECLARE_REDUCE
-#undef TESSERA_SHMEM_DECLARE_BITWISE_REDUCE
-#undef TESSERA_SHMEM_DECLARE_ORDERED_REDUCE
-#undef TESSERA_SHMEM_DECLARE_ARITHMETIC_REDUCE
 
 /* ---- communication contexts ---------------------------------------------------------------- */
 
@@ -629,29 +606,16 @@ void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void* dest, const void* source, si
                              uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
 void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
                                  uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
-/* The same routine lists as the plain forms above, in the TESSERA_SHMEM_FORM_CTX form. */
-#define TESSERA_SHMEM_DECLARE_CTX_RMA(NAME, TYPE)                \
-  TESSERA_SHMEM_RMA_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE) \
-  TESSERA_SHMEM_PUT_SIGNAL_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE)
-#define TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA(BITS, BYTES)         \
-  TESSERA_SHMEM_SIZED_RMA_ROUTINES(TESSERA_SHMEM_FORM_CTX, BITS) \
-  TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES(TESSERA_SHMEM_FORM_CTX, BITS)
-#define TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO(NAME, TYPE) \
-  TESSERA_SHMEM_STANDARD_AMO_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE)
-#define TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO(NAME, TYPE) \
-  TESSERA_SHMEM_EXTENDED_AMO_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE)
-#define TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO(NAME, TYPE) \
-  TESSERA_SHMEM_BITWISE_AMO_ROUTINES(TESSERA_SHMEM_FORM_CTX, NAME, TYPE)
-TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DECLARE_CTX_RMA)
-TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA)
-TESSERA_SHMEM_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO)
-TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO)
-TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO)
-#undef TESSERA_SHMEM_DECLARE_CTX_RMA
-#undef TESSERA_SHMEM_DECLARE_CTX_SIZED_RMA
-#undef TESSERA_SHMEM_DECLARE_CTX_STANDARD_AMO
-#undef TESSERA_SHMEM_DECLARE_CTX_EXTENDED_AMO
-#undef TESSERA_SHMEM_DECLARE_CTX_BITWISE_AMO
+/* The same routine lists as the plain forms above, in the TESSERA_SHMEM_FORM_CTX form: RMA and
+ * put-with-signal, */
+TESSERA_SHMEM_RMA_TYPES_WITH(TESSERA_SHMEM_RMA_ROUTINES, TESSERA_SHMEM_FORM_CTX)
+TESSERA_SHMEM_RMA_SIZES_WITH(TESSERA_SHMEM_SIZED_RMA_ROUTINES, TESSERA_SHMEM_FORM_CTX)
+TESSERA_SHMEM_RMA_TYPES_WITH(TESSERA_SHMEM_PUT_SIGNAL_ROUTINES, TESSERA_SHMEM_FORM_CTX)
+TESSERA_SHMEM_RMA_SIZES_WITH(TESSERA_SHMEM_SIZED_PUT_SIGNAL_ROUTINES, TESSERA_SHMEM_FORM_CTX)
+/* and the AMOs. */
+TESSERA_SHMEM_STANDARD_AMO_TYPES_WITH(TESSERA_SHMEM_STANDARD_AMO_ROUTINES, TESSERA_SHMEM_FORM_CTX)
+TESSERA_SHMEM_FLOAT_AMO_TYPES_WITH(TESSERA_SHMEM_EXTENDED_AMO_ROUTINES, TESSERA_SHMEM_FORM_CTX)
+TESSERA_SHMEM_BITWISE_AMO_TYPES_WITH(TESSERA_SHMEM_BITWISE_AMO_ROUTINES, TESSERA_SHMEM_FORM_CTX)
 
 /* ---- distributed locks ----------------------------------------------------------------------- */
 
@@ -719,10 +683,6 @@ void shmem_udcflush_line(void* dest);
   void shmem_##NAME##_inc(TYPE* dest, int pe);                          \
   TYPE shmem_##NAME##_fadd(TYPE* dest, TYPE value, int pe);             \
   void shmem_##NAME##_add(TYPE* dest, TYPE value, int pe);
-#define TESSERA_SHMEM_OLD_STANDARD_AMO_TYPES(X) \
-  X(int, int)                                   \
-  X(long, long)                                 \
-  X(longlong, long long)
 TESSERA_SHMEM_OLD_STANDARD_AMO_TYPES(TESSERA_SHMEM_DECLARE_OLD_STANDARD_AMO)
 TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO)
 #undef TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO
@@ -732,10 +692,7 @@ TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DECLARE_OLD_EXTENDED_AMO)
  * SHMEM_CMP_NE, value) for short, int, long, longlong; shmem_wait is shmem_long_wait. */
 #define TESSERA_SHMEM_DECLARE_OLD_WAIT(NAME, TYPE) \
   void shmem_##NAME##_wait(TYPE* ivar, TYPE cmp_value);
-TESSERA_SHMEM_DECLARE_OLD_WAIT(short, short)
-TESSERA_SHMEM_DECLARE_OLD_WAIT(int, int)
-TESSERA_SHMEM_DECLARE_OLD_WAIT(long, long)
-TESSERA_SHMEM_DECLARE_OLD_WAIT(longlong, long long)
+TESSERA_SHMEM_OLD_BITWISE_TYPES(TESSERA_SHMEM_DECLARE_OLD_WAIT)
 #undef TESSERA_SHMEM_DECLARE_OLD_WAIT
 void shmem_wait(long* ivar, long cmp_value);
 
@@ -759,57 +716,30 @@ void shmem_wait(long* ivar, long cmp_value);
 #define SHMEM_ALLTOALLS_SYNC_SIZE 1
 #define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
 #define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
-void shmem_broadcast32(void* dest, const void* source, size_t nelems, int PE_root, int PE_start,
-                       int logPE_stride, int PE_size, long* pSync);
-void shmem_broadcast64(void* dest, const void* source, size_t nelems, int PE_root, int PE_start,
-                       int logPE_stride, int PE_size, long* pSync);
-void shmem_collect32(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
-                     int PE_size, long* pSync);
-void shmem_collect64(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
-                     int PE_size, long* pSync);
-void shmem_fcollect32(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
-                      int PE_size, long* pSync);
-void shmem_fcollect64(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
-                      int PE_size, long* pSync);
-void shmem_alltoall32(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
-                      int PE_size, long* pSync);
-void shmem_alltoall64(void* dest, const void* source, size_t nelems, int PE_start, int logPE_stride,
-                      int PE_size, long* pSync);
-void shmem_alltoalls32(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int PE_start, int logPE_stride, int PE_size, long* pSync);
-void shmem_alltoalls64(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int PE_start, int logPE_stride, int PE_size, long* pSync);
+/* shmem_broadcastBITS, _collectBITS, _fcollectBITS, _alltoallBITS, _alltoallsBITS for BITS 32
+ * and 64. */
+#define TESSERA_SHMEM_DECLARE_ACTIVE_SET(BITS)                                             \
+  void shmem_broadcast##BITS(void* dest, const void* source, size_t nelems, int PE_root,   \
+                             int PE_start, int logPE_stride, int PE_size, long* pSync);    \
+  void shmem_collect##BITS(void* dest, const void* source, size_t nelems, int PE_start,    \
+                           int logPE_stride, int PE_size, long* pSync);                    \
+  void shmem_fcollect##BITS(void* dest, const void* source, size_t nelems, int PE_start,   \
+                            int logPE_stride, int PE_size, long* pSync);                   \
+  void shmem_alltoall##BITS(void* dest, const void* source, size_t nelems, int PE_start,   \
+                            int logPE_stride, int PE_size, long* pSync);                   \
+  void shmem_alltoalls##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, \
+                             size_t nelems, int PE_start, int logPE_stride, int PE_size,   \
+                             long* pSync);
+TESSERA_SHMEM_DECLARE_ACTIVE_SET(32)
+TESSERA_SHMEM_DECLARE_ACTIVE_SET(64)
+#undef TESSERA_SHMEM_DECLARE_ACTIVE_SET
 #define TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, OP)                                           \
   void shmem_##NAME##_##OP##_to_all(TYPE* dest, const TYPE* source, int nreduce, int PE_start, \
                                     int logPE_stride, int PE_size, TYPE* pWrk, long* pSync);
-#define TESSERA_SHMEM_OLD_BITWISE_TYPES(X) \
-  X(short, short)                          \
-  X(int, int)                              \
-  X(long, long)                            \
-  X(longlong, long long)
-#define TESSERA_SHMEM_OLD_ORDERED_TYPES(X) \
-  TESSERA_SHMEM_OLD_BITWISE_TYPES(X)       \
-  X(float, float)                          \
-  X(double, double)                        \
-  X(longdouble, long double)
-#define TESSERA_SHMEM_DECLARE_OLD_BITWISE(NAME, TYPE) \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, and)       \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, or)        \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, xor)
-#define TESSERA_SHMEM_DECLARE_OLD_ORDERED(NAME, TYPE) \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, max)       \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, min)       \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, sum)       \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, prod)
-#define TESSERA_SHMEM_DECLARE_OLD_COMPLEX(NAME, TYPE) \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, sum)       \
-  TESSERA_SHMEM_DECLARE_TO_ALL(NAME, TYPE, prod)
-TESSERA_SHMEM_OLD_BITWISE_TYPES(TESSERA_SHMEM_DECLARE_OLD_BITWISE)
-TESSERA_SHMEM_OLD_ORDERED_TYPES(TESSERA_SHMEM_DECLARE_OLD_ORDERED)
-TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
-#undef TESSERA_SHMEM_DECLARE_OLD_BITWISE
-#undef TESSERA_SHMEM_DECLARE_OLD_ORDERED
-#undef TESSERA_SHMEM_DECLARE_OLD_COMPLEX
+TESSERA_SHMEM_OLD_BITWISE_TYPES_WITH(TESSERA_SHMEM_BITWISE_OPS, TESSERA_SHMEM_DECLARE_TO_ALL)
+TESSERA_SHMEM_OLD_ORDERED_TYPES_WITH(TESSERA_SHMEM_ORDERED_OPS, TESSERA_SHMEM_DECLARE_TO_ALL)
+TESSERA_SHMEM_OLD_ORDERED_TYPES_WITH(TESSERA_SHMEM_ARITHMETIC_OPS, TESSERA_SHMEM_DECLARE_TO_ALL)
+TESSERA_SHMEM_COMPLEX_REDUCE_TYPES_WITH(TESSERA_SHMEM_ARITHMETIC_OPS, TESSERA_SHMEM_DECLARE_TO_ALL)
 #undef TESSERA_SHMEM_DECLARE_TO_ALL
 
 /* ---- C11 type-generic names -------------------------------------------------------------- */
@@ -819,68 +749,22 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
  * is int): shmem_put(dest, source, nelems, pe) is shmem_int_put for an int* dest. The RMA, AMO
  * and put-with-signal names also take a context first, as the typed routines do:
  * shmem_put(ctx, dest, source, nelems, pe) is shmem_ctx_int_put for a shmem_ctx_t ctx and an int*
- * dest (1.5 has no context forms of the wait and test routines). Each
- * TESSERA_SHMEM_*_GENERIC_IN(PREFIX, OP, X) selects PREFIX##TYPENAME_##OP by the type of
- * expression X (PREFIX shmem_ or shmem_ctx_), and TESSERA_SHMEM_*_GENERIC(OP, X) is the one of
- * prefix shmem_. */
+ * dest (1.5 has no context forms of the wait and test routines). Each family selects among its
+ * C types (TESSERA_SHMEM_<FAMILY>_C_TYPES, the type tables above). */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 
+/* The routine whose TYPE is the type of expression X among the C types of the table TYPES:
+ * shmem_TYPENAME##OP for CASE TESSERA_SHMEM_CASE, shmem_ctx_TYPENAME##OP for
+ * TESSERA_SHMEM_CTX_CASE. OP is the routine's suffix with its underscore (_put): each generic name
+ * pastes it at once, so no macro of the program named like the routine (put, test) expands it.
+ * Each generated association ends in a comma, so the list closes with one for a type no argument
+ * has. */
 /* clang-format off */
-#define TESSERA_SHMEM_RMA_GENERIC_IN(PREFIX, OP, X) \
-  _Generic((X),                                     \
-    float: PREFIX##float_##OP,                      \
-    double: PREFIX##double_##OP,                    \
-    long double: PREFIX##longdouble_##OP,           \
-    char: PREFIX##char_##OP,                        \
-    signed char: PREFIX##schar_##OP,                \
-    short: PREFIX##short_##OP,                      \
-    int: PREFIX##int_##OP,                          \
-    long: PREFIX##long_##OP,                        \
-    long long: PREFIX##longlong_##OP,               \
-    unsigned char: PREFIX##uchar_##OP,              \
-    unsigned short: PREFIX##ushort_##OP,            \
-    unsigned int: PREFIX##uint_##OP,                \
-    unsigned long: PREFIX##ulong_##OP,              \
-    unsigned long long: PREFIX##ulonglong_##OP)
-
-#define TESSERA_SHMEM_STANDARD_AMO_GENERIC_IN(PREFIX, OP, X) \
-  _Generic((X),                                              \
-    int: PREFIX##int_##OP,                                   \
-    long: PREFIX##long_##OP,                                 \
-    long long: PREFIX##longlong_##OP,                        \
-    unsigned int: PREFIX##uint_##OP,                         \
-    unsigned long: PREFIX##ulong_##OP,                       \
-    unsigned long long: PREFIX##ulonglong_##OP)
-
-#define TESSERA_SHMEM_EXTENDED_AMO_GENERIC_IN(PREFIX, OP, X) \
-  _Generic((X),                                              \
-    float: PREFIX##float_##OP,                               \
-    double: PREFIX##double_##OP,                             \
-    int: PREFIX##int_##OP,                                   \
-    long: PREFIX##long_##OP,                                 \
-    long long: PREFIX##longlong_##OP,                        \
-    unsigned int: PREFIX##uint_##OP,                         \
-    unsigned long: PREFIX##ulong_##OP,                       \
-    unsigned long long: PREFIX##ulonglong_##OP)
-
-#define TESSERA_SHMEM_BITWISE_AMO_GENERIC_IN(PREFIX, OP, X) \
-  _Generic((X),                                             \
-    unsigned int: PREFIX##uint_##OP,                        \
-    unsigned long: PREFIX##ulong_##OP,                      \
-    unsigned long long: PREFIX##ulonglong_##OP,             \
-    int32_t: PREFIX##int32_##OP,                            \
-    int64_t: PREFIX##int64_##OP)
-
-#define TESSERA_SHMEM_SYNC_GENERIC(OP, X)     \
-  _Generic((X),                               \
-    short: shmem_short_##OP,                  \
-    int: shmem_int_##OP,                      \
-    long: shmem_long_##OP,                    \
-    long long: shmem_longlong_##OP,           \
-    unsigned short: shmem_ushort_##OP,        \
-    unsigned int: shmem_uint_##OP,            \
-    unsigned long: shmem_ulong_##OP,          \
-    unsigned long long: shmem_ulonglong_##OP)
+struct tessera_shmem_generic_end;
+#define TESSERA_SHMEM_CASE(NAME, TYPE, OP) TYPE: shmem_##NAME##OP,
+#define TESSERA_SHMEM_CTX_CASE(NAME, TYPE, OP) TYPE: shmem_ctx_##NAME##OP,
+#define TESSERA_SHMEM_GENERIC(TYPES, CASE, OP, X) \
+  _Generic((X), TYPES(CASE, OP) struct tessera_shmem_generic_end*: 0)
 
 /* The first and second of a macro's arguments (a trailing 0 keeps `...` non-empty, as C11
  * requires). */
@@ -892,68 +776,46 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
 /* What a generic name's pointer argument points to, for _Generic to inspect (never evaluated).
  * Both forms are type-checked whichever is called, so each maps what the other form has in that
  * position to an int (which every family has): TARGET1 the context of a ctx form's first
- * argument, TARGET2 the value, PE or comparison a non-ctx form may have second (and a void*
- * source). */
+ * argument, TARGET2 the value, PE or comparison a non-ctx form may have second (any arithmetic
+ * type, and a void* source). */
+#define TESSERA_SHMEM_TO_INT(NAME, TYPE, A) TYPE: (int*)0,
 #define TESSERA_SHMEM_TARGET1(X) (*_Generic((X), shmem_ctx_t: (int*)0, default: (X)))
-#define TESSERA_SHMEM_TARGET2(X)         \
-  (*_Generic((X),                        \
-    _Bool: (int*)0,                      \
-    char: (int*)0,                       \
-    signed char: (int*)0,                \
-    unsigned char: (int*)0,              \
-    short: (int*)0,                      \
-    unsigned short: (int*)0,             \
-    int: (int*)0,                        \
-    unsigned int: (int*)0,               \
-    long: (int*)0,                       \
-    unsigned long: (int*)0,              \
-    long long: (int*)0,                  \
-    unsigned long long: (int*)0,         \
-    float: (int*)0,                      \
-    double: (int*)0,                     \
-    long double: (int*)0,                \
-    void*: (int*)0,                      \
-    const void*: (int*)0,                \
+#define TESSERA_SHMEM_TARGET2(X)                                              \
+  (*_Generic((X),                                                            \
+    _Bool: (int*)0,                                                          \
+    TESSERA_SHMEM_RMA_C_TYPES(TESSERA_SHMEM_TO_INT, _)                       \
+    void*: (int*)0,                                                          \
+    const void*: (int*)0,                                                    \
     default: (X)))
 
-/* The routine a generic name of FAMILY (a TESSERA_SHMEM_*_GENERIC_IN) and OP calls with these
- * arguments: shmem_ctx_TYPENAME_OP when the first is a shmem_ctx_t (TYPENAME from what the
- * second points to), else shmem_TYPENAME_OP (from what the first points to). */
-#define TESSERA_SHMEM_CTX_GENERIC(FAMILY, OP, ...)                                       \
-  _Generic((TESSERA_SHMEM_ARG1(__VA_ARGS__)),                                            \
-    shmem_ctx_t:                                                                         \
-      FAMILY(shmem_ctx_, OP, TESSERA_SHMEM_TARGET2(TESSERA_SHMEM_ARG2(__VA_ARGS__))),    \
-    default: FAMILY(shmem_, OP, TESSERA_SHMEM_TARGET1(TESSERA_SHMEM_ARG1(__VA_ARGS__))))
+/* The routine a generic name of suffix OP among the C types TYPES calls with these arguments:
+ * shmem_ctx_TYPENAME_OP when the first is a shmem_ctx_t (TYPENAME from what the second points
+ * to), else shmem_TYPENAME_OP (from what the first points to). */
+#define TESSERA_SHMEM_CTX_GENERIC(TYPES, OP, ...)                                              \
+  _Generic((TESSERA_SHMEM_ARG1(__VA_ARGS__)),                                                   \
+    shmem_ctx_t: TESSERA_SHMEM_GENERIC(TYPES, TESSERA_SHMEM_CTX_CASE, OP,                       \
+                                       TESSERA_SHMEM_TARGET2(TESSERA_SHMEM_ARG2(__VA_ARGS__))), \
+    default: TESSERA_SHMEM_GENERIC(TYPES, TESSERA_SHMEM_CASE, OP,                               \
+                                   TESSERA_SHMEM_TARGET1(TESSERA_SHMEM_ARG1(__VA_ARGS__))))
 /* clang-format on */
 
-#define TESSERA_SHMEM_RMA_GENERIC(OP, X) TESSERA_SHMEM_RMA_GENERIC_IN(shmem_, OP, X)
-
 /* RMA and put-with-signal, with or without a context. */
-#define shmem_put(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, put, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_get(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, get, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_put_nbi(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, put_nbi, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_get_nbi(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, get_nbi, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_iput(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, iput, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_iget(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, iget, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_p(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, p, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_g(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, g, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_put_signal(...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, put_signal, __VA_ARGS__)(__VA_ARGS__)
-#define shmem_put_signal_nbi(...)                                                      \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_GENERIC_IN, put_signal_nbi, __VA_ARGS__) \
-  (__VA_ARGS__)
+#define TESSERA_SHMEM_RMA(OP, ...) \
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_RMA_C_TYPES, _##OP, __VA_ARGS__)(__VA_ARGS__)
+#define shmem_put(...) TESSERA_SHMEM_RMA(put, __VA_ARGS__)
+#define shmem_get(...) TESSERA_SHMEM_RMA(get, __VA_ARGS__)
+#define shmem_put_nbi(...) TESSERA_SHMEM_RMA(put_nbi, __VA_ARGS__)
+#define shmem_get_nbi(...) TESSERA_SHMEM_RMA(get_nbi, __VA_ARGS__)
+#define shmem_iput(...) TESSERA_SHMEM_RMA(iput, __VA_ARGS__)
+#define shmem_iget(...) TESSERA_SHMEM_RMA(iget, __VA_ARGS__)
+#define shmem_p(...) TESSERA_SHMEM_RMA(p, __VA_ARGS__)
+#define shmem_g(...) TESSERA_SHMEM_RMA(g, __VA_ARGS__)
+#define shmem_put_signal(...) TESSERA_SHMEM_RMA(put_signal, __VA_ARGS__)
+#define shmem_put_signal_nbi(...) TESSERA_SHMEM_RMA(put_signal_nbi, __VA_ARGS__)
 
 /* AMOs, with or without a context; the _nbi forms select by the type `fetch` points to. */
 #define TESSERA_SHMEM_AMO(FAMILY, OP, ...) \
-  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_##FAMILY##_AMO_GENERIC_IN, OP, __VA_ARGS__)(__VA_ARGS__)
+  TESSERA_SHMEM_CTX_GENERIC(TESSERA_SHMEM_##FAMILY##_AMO_C_TYPES, _##OP, __VA_ARGS__)(__VA_ARGS__)
 #define shmem_atomic_fetch(...) TESSERA_SHMEM_AMO(EXTENDED, atomic_fetch, __VA_ARGS__)
 #define shmem_atomic_set(...) TESSERA_SHMEM_AMO(EXTENDED, atomic_set, __VA_ARGS__)
 #define shmem_atomic_swap(...) TESSERA_SHMEM_AMO(EXTENDED, atomic_swap, __VA_ARGS__)
@@ -982,148 +844,75 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES(TESSERA_SHMEM_DECLARE_OLD_COMPLEX)
 #define shmem_atomic_fetch_xor_nbi(...) \
   TESSERA_SHMEM_AMO(BITWISE, atomic_fetch_xor_nbi, __VA_ARGS__)
 
-/* Point-to-point synchronization (no context forms). */
-#define shmem_wait_until(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(wait_until, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_test(ivars, ...) TESSERA_SHMEM_SYNC_GENERIC(test, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_wait_until_all(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(wait_until_all, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_wait_until_any(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(wait_until_any, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_wait_until_some(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(wait_until_some, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_test_all(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(test_all, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_test_any(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(test_any, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_test_some(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(test_some, *(ivars))(ivars, __VA_ARGS__)
+/* The names below have no context forms: each selects by what its pointer argument P points
+ * to, among the C types TYPES, and calls that routine of suffix OP with the arguments after P. */
+#define TESSERA_SHMEM_BY_TARGET(TYPES, OP, P, ...) \
+  TESSERA_SHMEM_GENERIC(TYPES, TESSERA_SHMEM_CASE, OP, *(P))(__VA_ARGS__)
+
+/* Point-to-point synchronization. */
+#define TESSERA_SHMEM_SYNC(OP, ivars, ...) \
+  TESSERA_SHMEM_BY_TARGET(TESSERA_SHMEM_SYNC_C_TYPES, _##OP, ivars, ivars, __VA_ARGS__)
+#define shmem_wait_until(ivars, ...) TESSERA_SHMEM_SYNC(wait_until, ivars, __VA_ARGS__)
+#define shmem_test(ivars, ...) TESSERA_SHMEM_SYNC(test, ivars, __VA_ARGS__)
+#define shmem_wait_until_all(ivars, ...) TESSERA_SHMEM_SYNC(wait_until_all, ivars, __VA_ARGS__)
+#define shmem_wait_until_any(ivars, ...) TESSERA_SHMEM_SYNC(wait_until_any, ivars, __VA_ARGS__)
+#define shmem_wait_until_some(ivars, ...) TESSERA_SHMEM_SYNC(wait_until_some, ivars, __VA_ARGS__)
+#define shmem_test_all(ivars, ...) TESSERA_SHMEM_SYNC(test_all, ivars, __VA_ARGS__)
+#define shmem_test_any(ivars, ...) TESSERA_SHMEM_SYNC(test_any, ivars, __VA_ARGS__)
+#define shmem_test_some(ivars, ...) TESSERA_SHMEM_SYNC(test_some, ivars, __VA_ARGS__)
 #define shmem_wait_until_all_vector(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(wait_until_all_vector, *(ivars))(ivars, __VA_ARGS__)
+  TESSERA_SHMEM_SYNC(wait_until_all_vector, ivars, __VA_ARGS__)
 #define shmem_wait_until_any_vector(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(wait_until_any_vector, *(ivars))(ivars, __VA_ARGS__)
+  TESSERA_SHMEM_SYNC(wait_until_any_vector, ivars, __VA_ARGS__)
 #define shmem_wait_until_some_vector(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(wait_until_some_vector, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_test_all_vector(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(test_all_vector, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_test_any_vector(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(test_any_vector, *(ivars))(ivars, __VA_ARGS__)
-#define shmem_test_some_vector(ivars, ...) \
-  TESSERA_SHMEM_SYNC_GENERIC(test_some_vector, *(ivars))(ivars, __VA_ARGS__)
+  TESSERA_SHMEM_SYNC(wait_until_some_vector, ivars, __VA_ARGS__)
+#define shmem_test_all_vector(ivars, ...) TESSERA_SHMEM_SYNC(test_all_vector, ivars, __VA_ARGS__)
+#define shmem_test_any_vector(ivars, ...) TESSERA_SHMEM_SYNC(test_any_vector, ivars, __VA_ARGS__)
+#define shmem_test_some_vector(ivars, ...) TESSERA_SHMEM_SYNC(test_some_vector, ivars, __VA_ARGS__)
 
 /* The deprecated generic AMO names of OpenSHMEM 1.3 (1.5 Annex "Deprecated API"), each the
  * pre-1.4 typed name picked by what the first argument points to: shmem_fetch, shmem_set and
  * shmem_swap for int, long, long long, float, double; shmem_cswap, shmem_finc, shmem_inc,
  * shmem_fadd and shmem_add for int, long, long long. No context forms, as in 1.3. */
-/* clang-format off */
-#define TESSERA_SHMEM_OLD_EXTENDED_AMO_GENERIC(OP, X) \
-  _Generic((X),                                       \
-    int: shmem_int_##OP,                              \
-    long: shmem_long_##OP,                            \
-    long long: shmem_longlong_##OP,                   \
-    float: shmem_float_##OP,                          \
-    double: shmem_double_##OP)
+#define TESSERA_SHMEM_OLD_AMO(FAMILY, OP, dest, ...) \
+  TESSERA_SHMEM_BY_TARGET(TESSERA_SHMEM_OLD_##FAMILY##_AMO_C_TYPES, _##OP, dest, dest, __VA_ARGS__)
+#define shmem_fetch(source, ...) TESSERA_SHMEM_OLD_AMO(EXTENDED, fetch, source, __VA_ARGS__)
+#define shmem_set(dest, ...) TESSERA_SHMEM_OLD_AMO(EXTENDED, set, dest, __VA_ARGS__)
+#define shmem_swap(dest, ...) TESSERA_SHMEM_OLD_AMO(EXTENDED, swap, dest, __VA_ARGS__)
+#define shmem_cswap(dest, ...) TESSERA_SHMEM_OLD_AMO(STANDARD, cswap, dest, __VA_ARGS__)
+#define shmem_finc(dest, ...) TESSERA_SHMEM_OLD_AMO(STANDARD, finc, dest, __VA_ARGS__)
+#define shmem_inc(dest, ...) TESSERA_SHMEM_OLD_AMO(STANDARD, inc, dest, __VA_ARGS__)
+#define shmem_fadd(dest, ...) TESSERA_SHMEM_OLD_AMO(STANDARD, fadd, dest, __VA_ARGS__)
+#define shmem_add(dest, ...) TESSERA_SHMEM_OLD_AMO(STANDARD, add, dest, __VA_ARGS__)
 
-#define TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(OP, X) \
-  _Generic((X),                                       \
-    int: shmem_int_##OP,                              \
-    long: shmem_long_##OP,                            \
-    long long: shmem_longlong_##OP)
-/* clang-format on */
-
-#define shmem_fetch(source, ...) \
-  TESSERA_SHMEM_OLD_EXTENDED_AMO_GENERIC(fetch, *(source))(source, __VA_ARGS__)
-#define shmem_set(dest, ...) TESSERA_SHMEM_OLD_EXTENDED_AMO_GENERIC(set, *(dest))(dest, __VA_ARGS__)
-#define shmem_swap(dest, ...) \
-  TESSERA_SHMEM_OLD_EXTENDED_AMO_GENERIC(swap, *(dest))(dest, __VA_ARGS__)
-#define shmem_cswap(dest, ...) \
-  TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(cswap, *(dest))(dest, __VA_ARGS__)
-#define shmem_finc(dest, ...) \
-  TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(finc, *(dest))(dest, __VA_ARGS__)
-#define shmem_inc(dest, ...) TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(inc, *(dest))(dest, __VA_ARGS__)
-#define shmem_fadd(dest, ...) \
-  TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(fadd, *(dest))(dest, __VA_ARGS__)
-#define shmem_add(dest, ...) TESSERA_SHMEM_OLD_STANDARD_AMO_GENERIC(add, *(dest))(dest, __VA_ARGS__)
-
-/* clang-format off */
-#define TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(OP, X) \
-  _Generic((X),                                     \
-    unsigned char: shmem_uchar_##OP,                \
-    unsigned short: shmem_ushort_##OP,              \
-    unsigned int: shmem_uint_##OP,                  \
-    unsigned long: shmem_ulong_##OP,                \
-    unsigned long long: shmem_ulonglong_##OP,       \
-    int8_t: shmem_int8_##OP,                        \
-    int16_t: shmem_int16_##OP,                      \
-    int32_t: shmem_int32_##OP,                      \
-    int64_t: shmem_int64_##OP)
-
-#define TESSERA_SHMEM_ORDERED_REDUCE_GENERIC(OP, X) \
-  _Generic((X),                                     \
-    char: shmem_char_##OP,                          \
-    signed char: shmem_schar_##OP,                  \
-    short: shmem_short_##OP,                        \
-    int: shmem_int_##OP,                            \
-    long: shmem_long_##OP,                          \
-    long long: shmem_longlong_##OP,                 \
-    unsigned char: shmem_uchar_##OP,                \
-    unsigned short: shmem_ushort_##OP,              \
-    unsigned int: shmem_uint_##OP,                  \
-    unsigned long: shmem_ulong_##OP,                \
-    unsigned long long: shmem_ulonglong_##OP,       \
-    float: shmem_float_##OP,                        \
-    double: shmem_double_##OP,                      \
-    long double: shmem_longdouble_##OP)
-
-#ifdef TESSERA_SHMEM_COMPLEXD
-#define TESSERA_SHMEM_ARITHMETIC_REDUCE_GENERIC(OP, X) \
-  _Generic((X),                                        \
-    char: shmem_char_##OP,                             \
-    signed char: shmem_schar_##OP,                     \
-    short: shmem_short_##OP,                           \
-    int: shmem_int_##OP,                               \
-    long: shmem_long_##OP,                             \
-    long long: shmem_longlong_##OP,                    \
-    unsigned char: shmem_uchar_##OP,                   \
-    unsigned short: shmem_ushort_##OP,                 \
-    unsigned int: shmem_uint_##OP,                     \
-    unsigned long: shmem_ulong_##OP,                   \
-    unsigned long long: shmem_ulonglong_##OP,          \
-    float: shmem_float_##OP,                           \
-    double: shmem_double_##OP,                         \
-    long double: shmem_longdouble_##OP,                \
-    double _Complex: shmem_complexd_##OP,              \
-    float _Complex: shmem_complexf_##OP)
-#else
-#define TESSERA_SHMEM_ARITHMETIC_REDUCE_GENERIC(OP, X) TESSERA_SHMEM_ORDERED_REDUCE_GENERIC(OP, X)
-#endif
-/* clang-format on */
-
-/* Collectives select by the type `dest` points to (team first, as the typed forms). */
+/* Collectives select by the type `dest` points to (team first, as the typed forms); the
+ * reductions among their operation's types (bitwise, ordered, arithmetic). */
+#define TESSERA_SHMEM_COLLECTIVE(FAMILY, OP, team, dest, ...) \
+  TESSERA_SHMEM_BY_TARGET(TESSERA_SHMEM_##FAMILY##_C_TYPES, _##OP, dest, team, dest, __VA_ARGS__)
 #define shmem_broadcast(team, dest, ...) \
-  TESSERA_SHMEM_RMA_GENERIC(broadcast, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(RMA, broadcast, team, dest, __VA_ARGS__)
 #define shmem_collect(team, dest, ...) \
-  TESSERA_SHMEM_RMA_GENERIC(collect, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(RMA, collect, team, dest, __VA_ARGS__)
 #define shmem_fcollect(team, dest, ...) \
-  TESSERA_SHMEM_RMA_GENERIC(fcollect, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(RMA, fcollect, team, dest, __VA_ARGS__)
 #define shmem_alltoall(team, dest, ...) \
-  TESSERA_SHMEM_RMA_GENERIC(alltoall, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(RMA, alltoall, team, dest, __VA_ARGS__)
 #define shmem_alltoalls(team, dest, ...) \
-  TESSERA_SHMEM_RMA_GENERIC(alltoalls, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(RMA, alltoalls, team, dest, __VA_ARGS__)
 #define shmem_and_reduce(team, dest, ...) \
-  TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(and_reduce, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(BITWISE_REDUCE, and_reduce, team, dest, __VA_ARGS__)
 #define shmem_or_reduce(team, dest, ...) \
-  TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(or_reduce, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(BITWISE_REDUCE, or_reduce, team, dest, __VA_ARGS__)
 #define shmem_xor_reduce(team, dest, ...) \
-  TESSERA_SHMEM_BITWISE_REDUCE_GENERIC(xor_reduce, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(BITWISE_REDUCE, xor_reduce, team, dest, __VA_ARGS__)
 #define shmem_max_reduce(team, dest, ...) \
-  TESSERA_SHMEM_ORDERED_REDUCE_GENERIC(max_reduce, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(ORDERED_REDUCE, max_reduce, team, dest, __VA_ARGS__)
 #define shmem_min_reduce(team, dest, ...) \
-  TESSERA_SHMEM_ORDERED_REDUCE_GENERIC(min_reduce, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(ORDERED_REDUCE, min_reduce, team, dest, __VA_ARGS__)
 #define shmem_sum_reduce(team, dest, ...) \
-  TESSERA_SHMEM_ARITHMETIC_REDUCE_GENERIC(sum_reduce, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(ARITHMETIC_REDUCE, sum_reduce, team, dest, __VA_ARGS__)
 #define shmem_prod_reduce(team, dest, ...) \
-  TESSERA_SHMEM_ARITHMETIC_REDUCE_GENERIC(prod_reduce, *(dest))(team, dest, __VA_ARGS__)
+  TESSERA_SHMEM_COLLECTIVE(ARITHMETIC_REDUCE, prod_reduce, team, dest, __VA_ARGS__)
 
 /* shmem_sync(team) is shmem_team_sync; shmem_sync(PE_start, logPE_stride, PE_size, pSync) the
  * deprecated active-set routine (picked by the number of arguments). */

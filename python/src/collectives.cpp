@@ -5,6 +5,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "array.hpp"
 #include "overlap.hpp"
@@ -80,6 +81,52 @@ void keep(RuntimeState& state, std::initializer_list<const Buffer*> buffers) {
   for (const Buffer* b : buffers) state.in_flight.push_back(b->keep);
 }
 
+// The send and recv arrays of a collective `op` (recv written), checked to hold one dtype.
+struct SendRecv {
+  Buffer send;
+  Buffer recv;
+};
+
+SendRecv send_recv_of(nb::handle send, nb::handle recv, const char* op, int pe) {
+  SendRecv b{buffer_of(send, false, (std::string(op) + " (send)").c_str(), pe),
+             buffer_of(recv, true, (std::string(op) + " (recv)").c_str(), pe)};
+  same_dtype(b.send, b.recv, op, pe);
+  return b;
+}
+
+// A reduction's options as the C++ op takes them: send's dtype, the reduce op, the algorithm
+// (parsed by `algo_from`) and the team, checked in that order.
+template <class Algo>
+struct Reduction {
+  ops::Dtype dtype;
+  ops::ReduceOp op;
+  Algo algo;
+  Team team;
+};
+
+template <class Algo>
+Reduction<Algo> reduction_of(const PyRuntime& s, const Buffer& send, const std::string& op,
+                             const std::string& algo, const PyTeam* team, const char* name,
+                             Algo (*algo_from)(const std::string&, int)) {
+  const int pe = s.rt().pe();
+  const ops::Dtype dtype = collective_dtype(send, name, pe);
+  const ops::ReduceOp rop = reduce_op_from(op, name, pe);
+  const Algo a = algo_from(algo, pe);
+  return {dtype, rop, a, team_or_world(s, team, name)};
+}
+
+// Runs `enqueue` (an op's call on the runtime's stream) without the GIL, then keeps `buffers`
+// alive until rt.synchronize().
+template <class Enqueue>
+void enqueue_keeping(RuntimeState& state, std::initializer_list<const Buffer*> buffers,
+                     Enqueue&& enqueue) {
+  {
+    nb::gil_scoped_release unlocked;
+    enqueue();
+  }
+  keep(state, buffers);
+}
+
 ops::ReduceScatterAlgo reduce_scatter_algo_from(const std::string& s, int pe) {
   if (s == "auto" || s == "automatic") return ops::ReduceScatterAlgo::automatic;
   if (s == "one_shot") return ops::ReduceScatterAlgo::one_shot;
@@ -111,32 +158,32 @@ std::size_t* counts_of(const Buffer& b, const Team& team, const char* what, int 
   return static_cast<std::size_t*>(b.data);
 }
 
+// Binds the reduction `name`(rt, send, recv, op="sum", algo="auto", team=None) to `bound`.
+template <class Bound>
+void def_reduction(nb::module_& m, const char* name, Bound&& bound, const char* doc) {
+  m.def(name, std::forward<Bound>(bound), "rt"_a, "send"_a, "recv"_a, "op"_a = "sum",
+        "algo"_a = "auto", "team"_a.none() = nb::none(), doc);
+}
+
 }  // namespace
 
 void bind_collectives(nb::module_& m) {
-  m.def(
-      "all_reduce",
+  def_reduction(
+      m, "all_reduce",
       [](const PyRuntime& s, nb::handle send, nb::handle recv, const std::string& op,
          const std::string& algo, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
-        Buffer src = buffer_of(send, false, "all_reduce (send)", pe);
-        Buffer dst = buffer_of(recv, true, "all_reduce (recv)", pe);
-        same_dtype(src, dst, "all_reduce", pe);
+        auto [src, dst] = send_recv_of(send, recv, "all_reduce", pe);
         holds(dst, src.nbytes, "all_reduce", "recv", "send's size", pe);
-        const ops::Dtype dtype = collective_dtype(src, "all_reduce", pe);
-        const ops::ReduceOp rop = reduce_op_from(op, "all_reduce", pe);
-        const ops::AllReduceAlgo a = all_reduce_algo_from(algo, pe);
-        const Team t = team_or_world(s, team, "all_reduce");
+        const auto r = reduction_of(s, src, op, algo, team, "all_reduce", all_reduce_algo_from);
         const std::size_t count = elements(src);
-        {
-          // The first call on a world team checks agreement with the other PEs (a host collective).
-          nb::gil_scoped_release unlocked;
-          ops::all_reduce(rt, rt.stream(), t, src.data, dst.data, count, dtype, rop, a);
-        }
-        keep(*s.state, {&src, &dst});
+        // The first call on a world team checks agreement with the other PEs (a host collective).
+        enqueue_keeping(*s.state, {&src, &dst}, [&] {
+          ops::all_reduce(rt, rt.stream(), r.team, src.data, dst.data, count, r.dtype, r.op,
+                          r.algo);
+        });
       },
-      "rt"_a, "send"_a, "recv"_a, "op"_a = "sum", "algo"_a = "auto", "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered: recv (symmetric, "
       "at least send's size, same dtype) receives the element-wise reduction (op 'sum', 'max', "
       "'min', 'prod' for integers) of every member's send; send may be recv (in place). dtypes "
@@ -144,29 +191,23 @@ void bind_collectives(nb::module_& m) {
       "TESSERA_ALLREDUCE_ALGO), 'one_shot', 'two_shot', 'ring', 'atomic' (sums of int32, int64). "
       "Call rt.synchronize() before reading recv.");
 
-  m.def(
-      "reduce_scatter",
+  def_reduction(
+      m, "reduce_scatter",
       [](const PyRuntime& s, nb::handle send, nb::handle recv, const std::string& op,
          const std::string& algo, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
-        Buffer src = buffer_of(send, false, "reduce_scatter (send)", pe);
-        Buffer dst = buffer_of(recv, true, "reduce_scatter (recv)", pe);
-        same_dtype(src, dst, "reduce_scatter", pe);
-        const ops::Dtype dtype = collective_dtype(src, "reduce_scatter", pe);
-        const ops::ReduceOp rop = reduce_op_from(op, "reduce_scatter", pe);
-        const ops::ReduceScatterAlgo a = reduce_scatter_algo_from(algo, pe);
-        const Team t = team_or_world(s, team, "reduce_scatter");
-        const std::size_t count = block_count(src, t, "reduce_scatter", pe);
+        auto [src, dst] = send_recv_of(send, recv, "reduce_scatter", pe);
+        const auto r =
+            reduction_of(s, src, op, algo, team, "reduce_scatter", reduce_scatter_algo_from);
+        const std::size_t count = block_count(src, r.team, "reduce_scatter", pe);
         holds(dst, count * src.dtype.itemsize(), "reduce_scatter", "recv",
               "send's size / team.size", pe);
-        {
-          nb::gil_scoped_release unlocked;
-          ops::reduce_scatter(rt, rt.stream(), t, src.data, dst.data, count, dtype, rop, a);
-        }
-        keep(*s.state, {&src, &dst});
+        enqueue_keeping(*s.state, {&src, &dst}, [&] {
+          ops::reduce_scatter(rt, rt.stream(), r.team, src.data, dst.data, count, r.dtype, r.op,
+                              r.algo);
+        });
       },
-      "rt"_a, "send"_a, "recv"_a, "op"_a = "sum", "algo"_a = "auto", "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered: send holds "
       "team.size blocks of count elements (block r for rank r); recv (symmetric, at least count "
       "elements, same dtype) receives the reduction over members of their block my_rank. In "
@@ -178,18 +219,14 @@ void bind_collectives(nb::module_& m) {
       [](const PyRuntime& s, nb::handle send, nb::handle recv, const PyTeam* team) {
         Runtime& rt = s.rt();
         const int pe = rt.pe();
-        Buffer src = buffer_of(send, false, "all_to_all (send)", pe);
-        Buffer dst = buffer_of(recv, true, "all_to_all (recv)", pe);
-        same_dtype(src, dst, "all_to_all", pe);
+        auto [src, dst] = send_recv_of(send, recv, "all_to_all", pe);
         const ops::Dtype dtype = collective_dtype(src, "all_to_all", pe);
         const Team t = team_or_world(s, team, "all_to_all");
         const std::size_t count = block_count(src, t, "all_to_all", pe);
         holds(dst, src.nbytes, "all_to_all", "recv", "send's size", pe);
-        {
-          nb::gil_scoped_release unlocked;
+        enqueue_keeping(*s.state, {&src, &dst}, [&] {
           ops::all_to_all(rt, rt.stream(), t, src.data, dst.data, count, dtype);
-        }
-        keep(*s.state, {&src, &dst});
+        });
       },
       "rt"_a, "send"_a, "recv"_a, "team"_a.none() = nb::none(),
       "Collective over the members of `team` (default: every PE), stream-ordered: send holds "
@@ -214,12 +251,10 @@ void bind_collectives(nb::module_& m) {
         const std::size_t* scp = counts_of(sc, t, "send_counts", pe);
         std::size_t* rcp = counts_of(rc, t, "recv_counts", pe);
         std::size_t* rop = counts_of(ro, t, "recv_offsets", pe);
-        {
-          nb::gil_scoped_release unlocked;
+        enqueue_keeping(*s.state, {&src, &sc, &dst, &rc, &ro}, [&] {
           ops::all_to_all_v(rt, rt.stream(), t, src.data, scp, dst.data, elements(dst), rcp, rop,
                             dtype);
-        }
-        keep(*s.state, {&src, &sc, &dst, &rc, &ro});
+        });
       },
       "rt"_a, "send"_a, "send_counts"_a, "recv"_a, "recv_counts"_a, "recv_offsets"_a,
       "team"_a.none() = nb::none(),
@@ -246,11 +281,9 @@ void bind_collectives(nb::module_& m) {
           same_dtype(src, dst, "broadcast", pe);
           if (t.my_rank == root) holds(src, dst.nbytes, "broadcast", "send", "recv's size", pe);
         }
-        {
-          nb::gil_scoped_release unlocked;
+        enqueue_keeping(*s.state, {&dst}, [&] {
           ops::broadcast(rt, rt.stream(), t, src.data, dst.data, count, dtype, root);
-        }
-        keep(*s.state, {&dst});
+        });
         if (src.data != nullptr) keep(*s.state, {&src});
       },
       "rt"_a, "send"_a.none(), "recv"_a, "root"_a = 0, "team"_a.none() = nb::none(),
@@ -290,12 +323,10 @@ void bind_collectives(nb::module_& m) {
         }
         const ops::OverlapPattern p = pattern_from(pattern, op, pe);
         const Team t = team_or_world(s, team, op);
-        {
-          nb::gil_scoped_release unlocked;
+        enqueue_keeping(*s.state, {&xb, &rb, &wb, &yb}, [&] {
           ops::all_reduce_rmsnorm(rt, rt.stream(), t, xb.data, rb.data, wb.data, yb.data,
                                   n / hidden, hidden, dtype, eps, p);
-        }
-        keep(*s.state, {&xb, &rb, &wb, &yb});
+        });
       },
       "rt"_a, "x"_a, "residual"_a, "weight"_a, "y"_a, "eps"_a = 1e-6f, "pattern"_a = "auto",
       "team"_a.none() = nb::none(),

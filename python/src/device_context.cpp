@@ -3,6 +3,9 @@
 #include <nanobind/ndarray.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tessera/device/device.hpp"
@@ -20,6 +23,28 @@ nb::object owned_array(std::vector<T> values) {
   std::size_t shape[1] = {held->size()};
   nb::ndarray<nb::array_api, T> arr(held->data(), 1, shape, owner);
   return nb::cast(arr, nb::rv_policy::reference);
+}
+
+// One table of tessera.TRITON_CONTEXT_WORDS: name -> value (an enum's by its number), in order.
+template <class T>
+nb::dict named_values(std::initializer_list<std::pair<const char*, T>> entries) {
+  nb::dict d;
+  for (const auto& [name, value] : entries) {
+    if constexpr (std::is_enum_v<T>) {
+      d[name] = static_cast<std::uint64_t>(value);
+    } else {
+      d[name] = value;
+    }
+  }
+  return d;
+}
+
+// name -> its index in `names` (a layout's word names, a record's call names).
+template <std::size_t N>
+nb::dict name_indices(const char* const (&names)[N]) {
+  nb::dict d;
+  for (std::size_t i = 0; i < N; ++i) d[names[i]] = i;
+  return d;
 }
 
 std::vector<std::uint64_t> host_heap_bases(const Runtime& rt) {
@@ -74,99 +99,72 @@ nb::list triton_context_words(const Runtime& rt) {
 }
 
 nb::dict triton_context_layout() {
+  using device::Cmp;
   using device::Context;
+  using device::FailureCode;
+  using device::FailureKind;
   using device::FailureRecord;
   using device::FlatContext;
-  nb::dict d;
-  for (std::size_t i = 0; i < FlatContext::kNamedWords; ++i) d[FlatContext::kNames[i]] = i;
+  nb::dict d = name_indices(FlatContext::kNames);
   d["header_words"] = FlatContext::kHeaderWords;
   d["heap_bases"] = FlatContext::kHeapBases;
   // The control pages follow the n_pes heap bases: word heap_bases + n_pes + pe.
+  d["control_words"] =
+      named_values<std::uint64_t>({{"barrier_arrivals", Context::kBarrierArrivals},
+                                   {"barrier_entered", Context::kBarrierEntered},
+                                   {"abort_word", Context::kAbortWord},
+                                   {"barrier_seen", Context::kBarrierSeen},
+                                   {"barrier_seen_pes", Context::kBarrierSeenPes},
+                                   {"failure_record", Context::kFailureRecordWord}});
 
-  nb::dict control;
-  control["barrier_arrivals"] = Context::kBarrierArrivals;
-  control["barrier_entered"] = Context::kBarrierEntered;
-  control["abort_word"] = Context::kAbortWord;
-  control["barrier_seen"] = Context::kBarrierSeen;
-  control["barrier_seen_pes"] = Context::kBarrierSeenPes;
-  control["failure_record"] = Context::kFailureRecordWord;
-  d["control_words"] = control;
-
-  nb::dict team;
-  for (std::size_t i = 0; i < device::FlatTeam::kNamedWords; ++i)
-    team[device::FlatTeam::kNames[i]] = i;
+  nb::dict team = name_indices(device::FlatTeam::kNames);
   team["words"] = device::FlatTeam::kWords;
   d["team_words"] = team;
 
-  nb::dict abort;
-  abort["failed"] = static_cast<std::uint32_t>(device::AbortReason::failed);
-  abort["died"] = static_cast<std::uint32_t>(device::AbortReason::died);
-  d["abort_reasons"] = abort;
+  d["abort_reasons"] = named_values<device::AbortReason>(
+      {{"failed", device::AbortReason::failed}, {"died", device::AbortReason::died}});
+  d["failure_words"] = named_values<std::uint64_t>({{"state", FailureRecord::kState},
+                                                    {"code", FailureRecord::kCode},
+                                                    {"kind", FailureRecord::kKind},
+                                                    {"op", FailureRecord::kOp},
+                                                    {"pe", FailureRecord::kPe},
+                                                    {"args", FailureRecord::kArgs},
+                                                    {"arg_count", FailureRecord::kArgCount},
+                                                    {"words", FailureRecord::kWords}});
+  d["failure_states"] = named_values<std::uint64_t>({{"empty", FailureRecord::kEmpty},
+                                                     {"writing", FailureRecord::kWriting},
+                                                     {"complete", FailureRecord::kComplete}});
+  d["failure_kinds"] =
+      named_values<FailureKind>({{"wait_timeout", FailureKind::wait_timeout},
+                                 {"barrier_timeout", FailureKind::barrier_timeout},
+                                 {"aborted", FailureKind::aborted},
+                                 {"pe_out_of_range", FailureKind::pe_out_of_range},
+                                 {"pe_not_mapped", FailureKind::pe_not_mapped},
+                                 {"outside_heap", FailureKind::outside_heap},
+                                 {"proxy_timeout", FailureKind::proxy_timeout},
+                                 {"proxy_failed", FailureKind::proxy_failed},
+                                 {"misaligned", FailureKind::misaligned},
+                                 {"team_not_member", FailureKind::team_not_member},
+                                 {"team_barrier_timeout", FailureKind::team_barrier_timeout},
+                                 {"some_timeout", FailureKind::some_timeout}});
 
-  nb::dict record;
-  record["state"] = FailureRecord::kState;
-  record["code"] = FailureRecord::kCode;
-  record["kind"] = FailureRecord::kKind;
-  record["op"] = FailureRecord::kOp;
-  record["pe"] = FailureRecord::kPe;
-  record["args"] = FailureRecord::kArgs;
-  record["arg_count"] = FailureRecord::kArgCount;
-  record["words"] = FailureRecord::kWords;
-  d["failure_words"] = record;
+  d["failure_ops"] = name_indices(device::kFailureOps);
+  d["failure_roles"] = name_indices(device::kFailureRoles);
 
-  nb::dict states;
-  states["empty"] = FailureRecord::kEmpty;
-  states["writing"] = FailureRecord::kWriting;
-  states["complete"] = FailureRecord::kComplete;
-  d["failure_states"] = states;
-
-  using device::FailureKind;
-  nb::dict kinds;
-  kinds["wait_timeout"] = static_cast<std::uint64_t>(FailureKind::wait_timeout);
-  kinds["barrier_timeout"] = static_cast<std::uint64_t>(FailureKind::barrier_timeout);
-  kinds["aborted"] = static_cast<std::uint64_t>(FailureKind::aborted);
-  kinds["pe_out_of_range"] = static_cast<std::uint64_t>(FailureKind::pe_out_of_range);
-  kinds["pe_not_mapped"] = static_cast<std::uint64_t>(FailureKind::pe_not_mapped);
-  kinds["outside_heap"] = static_cast<std::uint64_t>(FailureKind::outside_heap);
-  kinds["proxy_timeout"] = static_cast<std::uint64_t>(FailureKind::proxy_timeout);
-  kinds["proxy_failed"] = static_cast<std::uint64_t>(FailureKind::proxy_failed);
-  kinds["misaligned"] = static_cast<std::uint64_t>(FailureKind::misaligned);
-  kinds["team_not_member"] = static_cast<std::uint64_t>(FailureKind::team_not_member);
-  kinds["team_barrier_timeout"] = static_cast<std::uint64_t>(FailureKind::team_barrier_timeout);
-  kinds["some_timeout"] = static_cast<std::uint64_t>(FailureKind::some_timeout);
-  d["failure_kinds"] = kinds;
-
-  nb::dict ops;
-  for (std::size_t i = 0; i < device::kFailureOpCount; ++i) ops[device::kFailureOps[i]] = i;
-  d["failure_ops"] = ops;
-  nb::dict roles;
-  for (std::size_t i = 0; i < device::kFailureRoleCount; ++i) roles[device::kFailureRoles[i]] = i;
-  d["failure_roles"] = roles;
-
-  using device::FailureCode;
-  nb::dict codes;
-  codes["timeout"] = static_cast<unsigned>(FailureCode::timeout);
-  codes["invalid_argument"] = static_cast<unsigned>(FailureCode::invalid_argument);
-  codes["transport"] = static_cast<unsigned>(FailureCode::transport);
-  codes["peer_lost"] = static_cast<unsigned>(FailureCode::peer_lost);
-  d["failure_codes"] = codes;
-
-  using device::Cmp;
-  nb::dict cmp;
-  cmp["eq"] = static_cast<unsigned>(Cmp::eq);
-  cmp["ne"] = static_cast<unsigned>(Cmp::ne);
-  cmp["gt"] = static_cast<unsigned>(Cmp::gt);
-  cmp["ge"] = static_cast<unsigned>(Cmp::ge);
-  cmp["lt"] = static_cast<unsigned>(Cmp::lt);
-  cmp["le"] = static_cast<unsigned>(Cmp::le);
-  d["cmp"] = cmp;
-  nb::dict sig;
-  sig["set"] = static_cast<unsigned>(device::SignalOp::set);
-  sig["add"] = static_cast<unsigned>(device::SignalOp::add);
-  d["signal_ops"] = sig;
-  nb::dict flags;
-  flags["checked"] = static_cast<unsigned>(device::kCheckedMode);
-  d["context_flags"] = flags;
+  d["failure_codes"] =
+      named_values<FailureCode>({{"timeout", FailureCode::timeout},
+                                 {"invalid_argument", FailureCode::invalid_argument},
+                                 {"transport", FailureCode::transport},
+                                 {"peer_lost", FailureCode::peer_lost}});
+  d["cmp"] = named_values<Cmp>({{"eq", Cmp::eq},
+                                {"ne", Cmp::ne},
+                                {"gt", Cmp::gt},
+                                {"ge", Cmp::ge},
+                                {"lt", Cmp::lt},
+                                {"le", Cmp::le}});
+  d["signal_ops"] = named_values<device::SignalOp>(
+      {{"set", device::SignalOp::set}, {"add", device::SignalOp::add}});
+  d["context_flags"] = named_values<std::uint64_t>({{"checked", device::kCheckedMode}});
   return d;
 }
 

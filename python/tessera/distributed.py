@@ -663,20 +663,29 @@ class ProcessGroupTessera(_C10dBackend):
             self.allreduce([target], all_opts)
         return _done(tensors)
 
+    def _root_list(self, call: str, role: str, t: _torch.Tensor, lists, i: int, root: int):
+        """Checks `t` (the rank's `role` tensor of a rooted `call`) and agrees on the call with
+        every rank. The root's lists[i] must be one tensor per rank of t's shape and dtype
+        (the other role); returns it at the root (or fails), None elsewhere."""
+        _check(t, f"{call}'s {role}")
+        self._agree(f"{call}({t.numel()} x {t.dtype}, root {root})")
+        if self._rank != root:
+            return None
+        per_rank = lists[i] if i < len(lists) else []
+        if len(per_rank) != self._n or any(p.shape != t.shape or p.dtype != t.dtype for p in per_rank):
+            other = "output" if role == "input" else "input"
+            _fail(f"{call}: the root needs {self._n} {other} tensors of shape {tuple(t.shape)} {t.dtype}")
+        return per_rank
+
     @_queued
     def gather(self, output_tensors, input_tensors, opts):
         root, n = opts.rootRank, self._n
         for i, t in enumerate(input_tensors):
-            _check(t, "gather's input")
-            self._agree(f"gather({t.numel()} x {t.dtype}, root {root})")
-            if self._rank == root:
-                outs = output_tensors[i] if i < len(output_tensors) else []
-                if len(outs) != n or any(o.shape != t.shape or o.dtype != t.dtype for o in outs):
-                    _fail(f"gather: the root needs {n} output tensors of shape {tuple(t.shape)} {t.dtype}")
+            outs = self._root_list("gather", "input", t, output_tensors, i, root)
             gathered = _torch.empty((n, *t.shape), dtype=t.dtype)
             self._allgather_base(gathered, t, opts)
-            if self._rank == root:
-                for o, g in zip(output_tensors[i], gathered):
+            if outs is not None:
+                for o, g in zip(outs, gathered):
                     o.copy_(g)
         return _done(output_tensors)
 
@@ -684,12 +693,8 @@ class ProcessGroupTessera(_C10dBackend):
     def scatter(self, output_tensors, input_tensors, opts):
         root, n = opts.rootRank, self._n
         for i, t in enumerate(output_tensors):
-            _check(t, "scatter's output")
-            self._agree(f"scatter({t.numel()} x {t.dtype}, root {root})")
-            if self._rank == root:
-                parts = input_tensors[i] if i < len(input_tensors) else []
-                if len(parts) != n or any(p.shape != t.shape or p.dtype != t.dtype for p in parts):
-                    _fail(f"scatter: the root needs {n} input tensors of shape {tuple(t.shape)} {t.dtype}")
+            parts = self._root_list("scatter", "output", t, input_tensors, i, root)
+            if parts is not None:
                 send = _torch.cat([p.reshape(-1) for p in parts])
                 sends = [t.numel()] * n
             else:

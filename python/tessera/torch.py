@@ -108,17 +108,22 @@ def _(send, recv, rt_handle):
     return None
 
 
-@_torch.library.custom_op("tessera::all_reduce_", mutates_args=("recv",))
-def _all_reduce(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int, op: str = "sum",
-                algo: str = "auto", team: int = 0) -> None:
-    rt = _runtime(rt_handle)
-    _ops.all_reduce(rt, send.detach(), recv.detach(), op=op, algo=algo, team=_team(team))
-    rt.synchronize()
+def _in_place_reduction(name: str, run):
+    """Registers tessera::<name>: the collective reduction `run` (a tessera.ops function taking
+    op, algo and team) of send into recv, which it mutates."""
+
+    def reduction(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int, op: str = "sum",
+                  algo: str = "auto", team: int = 0) -> None:
+        rt = _runtime(rt_handle)
+        run(rt, send.detach(), recv.detach(), op=op, algo=algo, team=_team(team))
+        rt.synchronize()
+
+    custom = _torch.library.custom_op(f"tessera::{name}", reduction, mutates_args=("recv",))
+    custom.register_fake(lambda send, recv, rt_handle, op="sum", algo="auto", team=0: None)
+    return custom
 
 
-@_all_reduce.register_fake
-def _(send, recv, rt_handle, op="sum", algo="auto", team=0):
-    return None
+_all_reduce = _in_place_reduction("all_reduce_", _ops.all_reduce)
 
 
 def _fused_gemm(kind, make, rt_handle, shape, dtype, pattern, direction, comm_blocks):
@@ -156,47 +161,33 @@ def _(a_shard, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
     return a_shard.new_empty((a_shard.shape[0] * n_pes, b.shape[1]), dtype=_torch.float32)
 
 
-@_torch.library.custom_op("tessera::gemm_rs", mutates_args=())
-def _gemm_rs(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int, pattern: str = "auto",
+def _gemm_then_collective(kind: str, make, c_shape):
+    """Registers tessera::<kind>: the fused op `make` (a tessera.ops class) of this PE's GEMM of
+    a (m x k) and b (k x n), then a collective of its result; c_shape(a, b, rt_handle) is the
+    output's shape."""
+
+    def gemm(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int, pattern: str = "auto",
              direction: str = "auto", comm_blocks: int = 1) -> _torch.Tensor:
-    m, k_local = a.shape
-    op = _fused_gemm("gemm_rs", _ops.GemmRs, rt_handle, (m, b.shape[1], k_local), _dtype_name(a.dtype),
-                     pattern, direction, comm_blocks)
-    return _run_gemm(op, rt_handle, a, b, (m // _runtime(rt_handle).n_pes, b.shape[1]))
+        m, k = a.shape
+        op = _fused_gemm(kind, make, rt_handle, (m, b.shape[1], k), _dtype_name(a.dtype), pattern, direction,
+                         comm_blocks)
+        return _run_gemm(op, rt_handle, a, b, c_shape(a, b, rt_handle))
+
+    def fake(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
+        return a.new_empty(c_shape(a, b, rt_handle), dtype=_torch.float32)
+
+    custom = _torch.library.custom_op(f"tessera::{kind}", gemm, mutates_args=())
+    custom.register_fake(fake)
+    return custom
 
 
-@_gemm_rs.register_fake
-def _(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
-    return a.new_empty((a.shape[0] // _runtime(rt_handle).n_pes, b.shape[1]), dtype=_torch.float32)
-
-
-@_torch.library.custom_op("tessera::gemm_ar", mutates_args=())
-def _gemm_ar(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int, pattern: str = "auto",
-             direction: str = "auto", comm_blocks: int = 1) -> _torch.Tensor:
-    m, k_local = a.shape
-    op = _fused_gemm("gemm_ar", _ops.GemmAr, rt_handle, (m, b.shape[1], k_local), _dtype_name(a.dtype),
-                     pattern, direction, comm_blocks)
-    return _run_gemm(op, rt_handle, a, b, (m, b.shape[1]))
-
-
-@_gemm_ar.register_fake
-def _(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
-    return a.new_empty((a.shape[0], b.shape[1]), dtype=_torch.float32)
-
-
-@_torch.library.custom_op("tessera::gemm_as", mutates_args=())
-def _gemm_as(a: _torch.Tensor, b: _torch.Tensor, rt_handle: int, pattern: str = "auto",
-             direction: str = "auto", comm_blocks: int = 1) -> _torch.Tensor:
-    m, k = a.shape
-    n_local = b.shape[1]
-    op = _fused_gemm("gemm_as", _ops.GemmAs, rt_handle, (m, n_local, k), _dtype_name(a.dtype), pattern,
-                     direction, comm_blocks)
-    return _run_gemm(op, rt_handle, a, b, (m, n_local * _runtime(rt_handle).n_pes))
-
-
-@_gemm_as.register_fake
-def _(a, b, rt_handle, pattern="auto", direction="auto", comm_blocks=1):
-    return a.new_empty((a.shape[0], b.shape[1] * _runtime(rt_handle).n_pes), dtype=_torch.float32)
+# C's rows reduce-scattered over PEs (gemm_rs), C all-reduced (gemm_ar), C's column blocks
+# all-gathered (gemm_as).
+_gemm_rs = _gemm_then_collective("gemm_rs", _ops.GemmRs,
+                                 lambda a, b, rt_handle: (a.shape[0] // _runtime(rt_handle).n_pes, b.shape[1]))
+_gemm_ar = _gemm_then_collective("gemm_ar", _ops.GemmAr, lambda a, b, rt_handle: (a.shape[0], b.shape[1]))
+_gemm_as = _gemm_then_collective("gemm_as", _ops.GemmAs,
+                                 lambda a, b, rt_handle: (a.shape[0], b.shape[1] * _runtime(rt_handle).n_pes))
 
 
 # ---- functional collectives: new tensors out, any memory in, with autograd ----------------------
@@ -444,30 +435,33 @@ def _fp32_t(x: _torch.Tensor) -> _torch.Tensor:
     return x.detach().t().to(_torch.float32).contiguous()
 
 
+def _gemm_grads(ctx, grad_a, grad_b):
+    """A fused GEMM's backward result for (a, b, rt_handle, pattern, direction, comm_blocks):
+    grad_a() and grad_b(), in that order (they may communicate: every PE calls the same), each
+    only when its input needs a gradient."""
+    return (grad_a() if ctx.needs_input_grad[0] else None, grad_b() if ctx.needs_input_grad[1] else None,
+            None, None, None, None)
+
+
 def _ag_gemm_backward(ctx, grad_c):
     # C = all_gather(A) @ B: dA_shard = reduce_scatter(dC @ B^T) (gemm_rs); dB = all_gather(A)^T @ dC.
     a_shard, b = ctx.saved_tensors
     g = grad_c.contiguous()
-    grad_a = grad_b = None
-    if ctx.needs_input_grad[0]:
-        grad_a = _torch.ops.tessera.gemm_rs(g, _fp32_t(b), ctx.rt_handle).to(a_shard.dtype)
-    if ctx.needs_input_grad[1]:
+
+    def grad_b():
         a_full = _torch.ops.tessera.all_gather_rows(a_shard.detach().contiguous(), ctx.rt_handle)
-        grad_b = (a_full.t().to(_torch.float32) @ g).to(b.dtype)
-    return grad_a, grad_b, None, None, None, None
+        return (a_full.t().to(_torch.float32) @ g).to(b.dtype)
+
+    return _gemm_grads(ctx, lambda: _torch.ops.tessera.gemm_rs(g, _fp32_t(b), ctx.rt_handle).to(a_shard.dtype),
+                       grad_b)
 
 
 def _gemm_rs_backward(ctx, grad_c):
     # C_shard = reduce_scatter(A @ B): dA = all_gather(dC) @ B^T (ag_gemm); dB = A^T @ all_gather(dC).
     a, b = ctx.saved_tensors
     g = grad_c.contiguous()
-    grad_a = grad_b = None
-    if ctx.needs_input_grad[0]:
-        grad_a = _torch.ops.tessera.ag_gemm(g, _fp32_t(b), ctx.rt_handle).to(a.dtype)
-    if ctx.needs_input_grad[1]:
-        g_full = _torch.ops.tessera.all_gather_rows(g, ctx.rt_handle)
-        grad_b = (_fp32_t(a) @ g_full).to(b.dtype)
-    return grad_a, grad_b, None, None, None, None
+    return _gemm_grads(ctx, lambda: _torch.ops.tessera.ag_gemm(g, _fp32_t(b), ctx.rt_handle).to(a.dtype),
+                       lambda: (_fp32_t(a) @ _torch.ops.tessera.all_gather_rows(g, ctx.rt_handle)).to(b.dtype))
 
 
 def _gemm_ar_backward(ctx, grad_c):
@@ -475,9 +469,7 @@ def _gemm_ar_backward(ctx, grad_c):
     # then dA_p = dC @ B_p^T, dB_p = A_p^T @ dC.
     a, b = ctx.saved_tensors
     g = _torch.ops.tessera.all_reduce_sum(grad_c.contiguous(), ctx.rt_handle, 0)
-    grad_a = (g @ _fp32_t(b)).to(a.dtype) if ctx.needs_input_grad[0] else None
-    grad_b = (_fp32_t(a) @ g).to(b.dtype) if ctx.needs_input_grad[1] else None
-    return grad_a, grad_b, None, None, None, None
+    return _gemm_grads(ctx, lambda: (g @ _fp32_t(b)).to(a.dtype), lambda: (_fp32_t(a) @ g).to(b.dtype))
 
 
 def _gemm_as_backward(ctx, grad_c):
@@ -485,9 +477,7 @@ def _gemm_as_backward(ctx, grad_c):
     # dC (a reduce-scatter of the column blocks), then dA_p = dC_p @ B_p^T, dB_p = A_p^T @ dC_p.
     a, b = ctx.saved_tensors
     g_mine = _torch.ops.tessera.reduce_scatter_rows(grad_c.t().contiguous(), ctx.rt_handle).t()
-    grad_a = (g_mine @ _fp32_t(b)).to(a.dtype) if ctx.needs_input_grad[0] else None
-    grad_b = (_fp32_t(a) @ g_mine).to(b.dtype) if ctx.needs_input_grad[1] else None
-    return grad_a, grad_b, None, None, None, None
+    return _gemm_grads(ctx, lambda: (g_mine @ _fp32_t(b)).to(a.dtype), lambda: (_fp32_t(a) @ g_mine).to(b.dtype))
 
 
 _ag_gemm.register_autograd(_ag_gemm_backward, setup_context=_save_gemm_inputs)
@@ -496,17 +486,7 @@ _gemm_ar.register_autograd(_gemm_ar_backward, setup_context=_save_gemm_inputs)
 _gemm_as.register_autograd(_gemm_as_backward, setup_context=_save_gemm_inputs)
 
 
-@_torch.library.custom_op("tessera::reduce_scatter_", mutates_args=("recv",))
-def _reduce_scatter(send: _torch.Tensor, recv: _torch.Tensor, rt_handle: int, op: str = "sum",
-                    algo: str = "auto", team: int = 0) -> None:
-    rt = _runtime(rt_handle)
-    _ops.reduce_scatter(rt, send.detach(), recv.detach(), op=op, algo=algo, team=_team(team))
-    rt.synchronize()
-
-
-@_reduce_scatter.register_fake
-def _(send, recv, rt_handle, op="sum", algo="auto", team=0):
-    return None
+_reduce_scatter = _in_place_reduction("reduce_scatter_", _ops.reduce_scatter)
 
 
 @_torch.library.custom_op("tessera::all_to_all_", mutates_args=("recv",))

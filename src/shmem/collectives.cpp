@@ -143,70 +143,67 @@ int alltoalls(const char* routine, shmem_team_t team, void* dest, const void* so
 }  // namespace
 }  // namespace tessera::shmem
 
-using tessera::shmem::alltoalls;
-using tessera::shmem::broadcast;
-using tessera::shmem::collect;
-using tessera::shmem::state;
+namespace ts = tessera::shmem;
 
 extern "C" {
 
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long* pSync) {
   (void)pSync;
-  tessera::shmem::State& s = state("shmem_sync");
-  const tessera_shmem_team set =
-      tessera::shmem::active_set(s, "shmem_sync", PE_start, logPE_stride, PE_size);
-  tessera::shmem::team_sync(s, set, "shmem_sync");
+  ts::State& s = ts::state("shmem_sync");
+  const tessera_shmem_team set = ts::active_set(s, "shmem_sync", PE_start, logPE_stride, PE_size);
+  ts::team_sync(s, set, "shmem_sync");
 }
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync) {
   (void)pSync;
-  tessera::shmem::State& s = state("shmem_barrier");
+  ts::State& s = ts::state("shmem_barrier");
   const tessera_shmem_team set =
-      tessera::shmem::active_set(s, "shmem_barrier", PE_start, logPE_stride, PE_size);
-  tessera::shmem::guarded("shmem_barrier", [&] { tessera::device::quiet(s.ctx); });
-  tessera::shmem::team_sync(s, set, "shmem_barrier");
+      ts::active_set(s, "shmem_barrier", PE_start, logPE_stride, PE_size);
+  ts::guarded("shmem_barrier", [&] { tessera::device::quiet(s.ctx); });
+  ts::team_sync(s, set, "shmem_barrier");
 }
 
 int shmem_broadcastmem(shmem_team_t team, void* dest, const void* source, size_t nelems,
                        int PE_root) {
-  return broadcast("shmem_broadcastmem", team, dest, source, nelems, PE_root);
+  return ts::broadcast("shmem_broadcastmem", team, dest, source, nelems, PE_root);
 }
 int shmem_collectmem(shmem_team_t team, void* dest, const void* source, size_t nelems) {
-  return collect("shmem_collectmem", team, dest, source, nelems, 1, false);
+  return ts::collect("shmem_collectmem", team, dest, source, nelems, 1, false);
 }
 int shmem_fcollectmem(shmem_team_t team, void* dest, const void* source, size_t nelems) {
-  return collect("shmem_fcollectmem", team, dest, source, nelems, 1, true);
+  return ts::collect("shmem_fcollectmem", team, dest, source, nelems, 1, true);
 }
 int shmem_alltoallmem(shmem_team_t team, void* dest, const void* source, size_t nelems) {
-  return alltoalls<1>("shmem_alltoallmem", team, dest, source, 1, 1, nelems);
+  return ts::alltoalls<1>("shmem_alltoallmem", team, dest, source, 1, 1, nelems);
 }
 int shmem_alltoallsmem(shmem_team_t team, void* dest, const void* source, ptrdiff_t dst,
                        ptrdiff_t sst, size_t nelems) {
-  return alltoalls<1>("shmem_alltoallsmem", team, dest, source, dst, sst, nelems);
+  return ts::alltoalls<1>("shmem_alltoallsmem", team, dest, source, dst, sst, nelems);
 }
 
 // The typed collectives of one TYPENAME: the byte routines on sizeof(TYPE)-byte elements.
 #define TESSERA_SHMEM_DEFINE_COLLECTIVES(NAME, TYPE)                                              \
   int shmem_##NAME##_broadcast(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems,  \
                                int PE_root) {                                                     \
-    return broadcast("shmem_" #NAME "_broadcast", team, dest, source, nelems * sizeof(TYPE),      \
-                     PE_root);                                                                    \
+    return ts::broadcast("shmem_" #NAME "_broadcast", team, dest, source, nelems * sizeof(TYPE),  \
+                         PE_root);                                                                \
   }                                                                                               \
   int shmem_##NAME##_collect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems) {  \
-    return collect("shmem_" #NAME "_collect", team, dest, source, nelems * sizeof(TYPE),          \
-                   sizeof(TYPE), false);                                                          \
+    return ts::collect("shmem_" #NAME "_collect", team, dest, source, nelems * sizeof(TYPE),      \
+                       sizeof(TYPE), false);                                                      \
   }                                                                                               \
   int shmem_##NAME##_fcollect(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems) { \
-    return collect("shmem_" #NAME "_fcollect", team, dest, source, nelems * sizeof(TYPE),         \
-                   sizeof(TYPE), true);                                                           \
+    return ts::collect("shmem_" #NAME "_fcollect", team, dest, source, nelems * sizeof(TYPE),     \
+                       sizeof(TYPE), true);                                                       \
   }                                                                                               \
   int shmem_##NAME##_alltoall(shmem_team_t team, TYPE* dest, const TYPE* source, size_t nelems) { \
-    return alltoalls<sizeof(TYPE)>("shmem_" #NAME "_alltoall", team, dest, source, 1, 1, nelems); \
+    return ts::alltoalls<sizeof(TYPE)>("shmem_" #NAME "_alltoall", team, dest, source, 1, 1,      \
+                                       nelems);                                                   \
   }                                                                                               \
   int shmem_##NAME##_alltoalls(shmem_team_t team, TYPE* dest, const TYPE* source, ptrdiff_t dst,  \
                                ptrdiff_t sst, size_t nelems) {                                    \
-    return alltoalls<sizeof(TYPE)>("shmem_" #NAME "_alltoalls", team, dest, source, dst, sst,     \
-                                   nelems);                                                       \
+    return ts::alltoalls<sizeof(TYPE)>("shmem_" #NAME "_alltoalls", team, dest, source, dst, sst, \
+                                       nelems);                                                   \
   }
 TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DEFINE_COLLECTIVES)
 #undef TESSERA_SHMEM_DEFINE_COLLECTIVES

@@ -149,8 +149,18 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
 namespace tessera::shmem {
 namespace {
 
-// A created context's quiet: its own proxied operations complete (the rest completed on return).
-void quiet_own(const char* routine, shmem_ctx_t ctx) {
+// shmem_ctx_fence and _quiet: no operation on SHMEM_CTX_INVALID; on the default context the PE's
+// (`whole_pe`: shmem_fence or shmem_quiet); on a created one its own proxied operations complete
+// (the rest completed on return). A created context's fence is ordered by completing: its earlier
+// operations are delivered before any later one starts, and no other context's operations are
+// held back or waited for.
+void complete(const char* routine, shmem_ctx_t ctx, void (*whole_pe)()) {
+  const tessera_shmem_ctx* c = ctx_unless_invalid(routine, ctx);
+  if (c == nullptr) return;
+  if (c->is_default) {
+    whole_pe();
+    return;
+  }
   const State& s = state(routine);
   if (s.ctx.proxy == nullptr) return;
   guarded(routine,
@@ -160,244 +170,103 @@ void quiet_own(const char* routine, shmem_ctx_t ctx) {
 }  // namespace
 }  // namespace tessera::shmem
 
-void shmem_ctx_fence(shmem_ctx_t ctx) {
-  const tessera_shmem_ctx* c = ts::ctx_unless_invalid("shmem_ctx_fence", ctx);
-  if (c == nullptr) return;
-  if (c->is_default) {
-    shmem_fence();
-    return;
-  }
-  // Ordered by completing: the context's earlier operations are delivered before any later one
-  // starts, and no other context's operations are held back or waited for.
-  ts::quiet_own("shmem_ctx_fence", ctx);
-}
+void shmem_ctx_fence(shmem_ctx_t ctx) { ts::complete("shmem_ctx_fence", ctx, shmem_fence); }
 
-void shmem_ctx_quiet(shmem_ctx_t ctx) {
-  const tessera_shmem_ctx* c = ts::ctx_unless_invalid("shmem_ctx_quiet", ctx);
-  if (c == nullptr) return;
-  if (c->is_default) {
-    shmem_quiet();
-    return;
-  }
-  ts::quiet_own("shmem_ctx_quiet", ctx);
-}
+void shmem_ctx_quiet(shmem_ctx_t ctx) { ts::complete("shmem_ctx_quiet", ctx, shmem_quiet); }
 
 // The context forms: the routine shmem_X on the world PE the context's team names, with the
 // proxy tickets it took remembered for the context's quiet (in_context).
 #define TESSERA_CTX_RUN(ROUTINE, ...) \
   ts::in_context(ROUTINE, ctx, pe, [&](int world_pe) { return __VA_ARGS__; })
 
-void shmem_ctx_putmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  TESSERA_CTX_RUN("shmem_ctx_putmem", shmem_putmem(dest, source, nelems, world_pe));
-}
-void shmem_ctx_getmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  TESSERA_CTX_RUN("shmem_ctx_getmem", shmem_getmem(dest, source, nelems, world_pe));
-}
-void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  TESSERA_CTX_RUN("shmem_ctx_putmem_nbi", shmem_putmem_nbi(dest, source, nelems, world_pe));
-}
-void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
-  TESSERA_CTX_RUN("shmem_ctx_getmem_nbi", shmem_getmem_nbi(dest, source, nelems, world_pe));
-}
-void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
-                             uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
-  TESSERA_CTX_RUN("shmem_ctx_putmem_signal",
-                  shmem_putmem_signal(dest, source, nelems, sig_addr, signal, sig_op, world_pe));
-}
-void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
-                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
-  TESSERA_CTX_RUN(
-      "shmem_ctx_putmem_signal_nbi",
-      shmem_putmem_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, world_pe));
-}
-
-#define TESSERA_SHMEM_DEFINE_CTX_RMA(NAME, TYPE)                                                  \
-  void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
-                              int pe) {                                                           \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_put",                                                    \
-                    shmem_##NAME##_put(dest, source, nelems, world_pe));                          \
-  }                                                                                               \
-  void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems,     \
-                              int pe) {                                                           \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_get",                                                    \
-                    shmem_##NAME##_get(dest, source, nelems, world_pe));                          \
-  }                                                                                               \
-  void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
-                                  int pe) {                                                       \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_put_nbi",                                                \
-                    shmem_##NAME##_put_nbi(dest, source, nelems, world_pe));                      \
-  }                                                                                               \
-  void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, size_t nelems, \
-                                  int pe) {                                                       \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_get_nbi",                                                \
-                    shmem_##NAME##_get_nbi(dest, source, nelems, world_pe));                      \
-  }                                                                                               \
-  void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
-                               ptrdiff_t sst, size_t nelems, int pe) {                            \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_iput",                                                   \
-                    shmem_##NAME##_iput(dest, source, dst, sst, nelems, world_pe));               \
-  }                                                                                               \
-  void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE* dest, const TYPE* source, ptrdiff_t dst,    \
-                               ptrdiff_t sst, size_t nelems, int pe) {                            \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_iget",                                                   \
-                    shmem_##NAME##_iget(dest, source, dst, sst, nelems, world_pe));               \
-  }                                                                                               \
-  void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {                    \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_p", shmem_##NAME##_p(dest, value, world_pe));            \
-  }                                                                                               \
-  TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE* source, int pe) {                        \
-    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_g", shmem_##NAME##_g(source, world_pe));          \
-  }                                                                                               \
-  void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,             \
-                                     size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
-                                     int sig_op, int pe) {                                        \
-    TESSERA_CTX_RUN(                                                                              \
-        "shmem_ctx_" #NAME "_put_signal",                                                         \
-        shmem_##NAME##_put_signal(dest, source, nelems, sig_addr, signal, sig_op, world_pe));     \
-  }                                                                                               \
-  void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, TYPE* dest, const TYPE* source,         \
-                                         size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-                                         int sig_op, int pe) {                                    \
-    TESSERA_CTX_RUN(                                                                              \
-        "shmem_ctx_" #NAME "_put_signal_nbi",                                                     \
-        shmem_##NAME##_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, world_pe)); \
+// One context form: RET shmem_ctx_NAME(shmem_ctx_t ctx, PARAMS..., int pe) is
+// shmem_NAME(ARGS..., pe) on the context (NAME is expanded first, so it may be a naming macro's
+// call below).
+#define TESSERA_CTX_FORM(RET, NAME, PARAMS, ARGS) TESSERA_CTX_FORM_(RET, NAME, PARAMS, ARGS)
+#define TESSERA_CTX_FORM_(RET, NAME, PARAMS, ARGS)                                                \
+  RET shmem_ctx_##NAME(shmem_ctx_t ctx, TESSERA_CTX_UNPAREN PARAMS, int pe) {                     \
+    return TESSERA_CTX_RUN("shmem_ctx_" #NAME, shmem_##NAME(TESSERA_CTX_UNPAREN ARGS, world_pe)); \
   }
-TESSERA_SHMEM_RMA_TYPES(TESSERA_SHMEM_DEFINE_CTX_RMA)
-#undef TESSERA_SHMEM_DEFINE_CTX_RMA
+#define TESSERA_CTX_UNPAREN(...) __VA_ARGS__
 
-#define TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA(BITS, BYTES)                                          \
-  void shmem_ctx_put##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
-                           int pe) {                                                             \
-    TESSERA_CTX_RUN("shmem_ctx_put" #BITS, shmem_put##BITS(dest, source, nelems, world_pe));     \
-  }                                                                                              \
-  void shmem_ctx_get##BITS(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,       \
-                           int pe) {                                                             \
-    TESSERA_CTX_RUN("shmem_ctx_get" #BITS, shmem_get##BITS(dest, source, nelems, world_pe));     \
-  }                                                                                              \
-  void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
-                                 int pe) {                                                       \
-    TESSERA_CTX_RUN("shmem_ctx_put" #BITS "_nbi",                                                \
-                    shmem_put##BITS##_nbi(dest, source, nelems, world_pe));                      \
-  }                                                                                              \
-  void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, \
-                                 int pe) {                                                       \
-    TESSERA_CTX_RUN("shmem_ctx_get" #BITS "_nbi",                                                \
-                    shmem_get##BITS##_nbi(dest, source, nelems, world_pe));                      \
-  }                                                                                              \
-  void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
-                            ptrdiff_t sst, size_t nelems, int pe) {                              \
-    TESSERA_CTX_RUN("shmem_ctx_iput" #BITS,                                                      \
-                    shmem_iput##BITS(dest, source, dst, sst, nelems, world_pe));                 \
-  }                                                                                              \
-  void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,      \
-                            ptrdiff_t sst, size_t nelems, int pe) {                              \
-    TESSERA_CTX_RUN("shmem_ctx_iget" #BITS,                                                      \
-                    shmem_iget##BITS(dest, source, dst, sst, nelems, world_pe));                 \
-  }                                                                                              \
-  void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void* dest, const void* source,             \
-                                    size_t nelems, uint64_t* sig_addr, uint64_t signal,          \
-                                    int sig_op, int pe) {                                        \
-    TESSERA_CTX_RUN(                                                                             \
-        "shmem_ctx_put" #BITS "_signal",                                                         \
-        shmem_put##BITS##_signal(dest, source, nelems, sig_addr, signal, sig_op, world_pe));     \
-  }                                                                                              \
-  void shmem_ctx_put##BITS##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source,         \
-                                        size_t nelems, uint64_t* sig_addr, uint64_t signal,      \
-                                        int sig_op, int pe) {                                    \
-    TESSERA_CTX_RUN(                                                                             \
-        "shmem_ctx_put" #BITS "_signal_nbi",                                                     \
-        shmem_put##BITS##_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, world_pe)); \
-  }
-TESSERA_SHMEM_RMA_SIZES(TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA)
-#undef TESSERA_SHMEM_DEFINE_CTX_SIZED_RMA
+// How the RMA routines of one element type are named: N(K, OP, SUFFIX) for OP put, get, iput or
+// iget: shmem_TYPENAME_OP (K the TYPENAME), shmem_OPSIZE (K the size in bits), shmem_OPmem.
+#define TESSERA_CTX_TYPED(K, OP, SUFFIX) K##_##OP##SUFFIX
+#define TESSERA_CTX_SIZED(K, OP, SUFFIX) OP##K##SUFFIX
+#define TESSERA_CTX_MEM(K, OP, SUFFIX) OP##mem##SUFFIX
 
-#define TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO(NAME, TYPE)                                       \
-  TYPE shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const TYPE* source, int pe) {           \
-    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch",                                  \
-                           shmem_##NAME##_atomic_fetch(source, world_pe));                      \
-  }                                                                                             \
-  void shmem_ctx_##NAME##_atomic_set(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {         \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_set",                                           \
-                    shmem_##NAME##_atomic_set(dest, value, world_pe));                          \
-  }                                                                                             \
-  TYPE shmem_ctx_##NAME##_atomic_swap(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {        \
-    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_swap",                                   \
-                           shmem_##NAME##_atomic_swap(dest, value, world_pe));                  \
-  }                                                                                             \
-  void shmem_ctx_##NAME##_atomic_fetch_nbi(shmem_ctx_t ctx, TYPE* fetch, const TYPE* source,    \
-                                           int pe) {                                            \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_nbi",                                     \
-                    shmem_##NAME##_atomic_fetch_nbi(fetch, source, world_pe));                  \
-  }                                                                                             \
-  void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, TYPE value, \
-                                          int pe) {                                             \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_swap_nbi",                                      \
-                    shmem_##NAME##_atomic_swap_nbi(fetch, dest, value, world_pe));              \
-  }
+// The contiguous RMA and put-with-signal routines on elements of type T, named by N.
+#define TESSERA_CTX_CONTIGUOUS(N, K, T)                                                            \
+  TESSERA_CTX_FORM(void, N(K, put, ), (T * dest, const T* source, size_t nelems),                  \
+                   (dest, source, nelems))                                                         \
+  TESSERA_CTX_FORM(void, N(K, get, ), (T * dest, const T* source, size_t nelems),                  \
+                   (dest, source, nelems))                                                         \
+  TESSERA_CTX_FORM(void, N(K, put, _nbi), (T * dest, const T* source, size_t nelems),              \
+                   (dest, source, nelems))                                                         \
+  TESSERA_CTX_FORM(void, N(K, get, _nbi), (T * dest, const T* source, size_t nelems),              \
+                   (dest, source, nelems))                                                         \
+  TESSERA_CTX_FORM(                                                                                \
+      void, N(K, put, _signal),                                                                    \
+      (T * dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op), \
+      (dest, source, nelems, sig_addr, signal, sig_op))                                            \
+  TESSERA_CTX_FORM(                                                                                \
+      void, N(K, put, _signal_nbi),                                                                \
+      (T * dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op), \
+      (dest, source, nelems, sig_addr, signal, sig_op))
+// The strided ones (typed and sized only).
+#define TESSERA_CTX_STRIDED(N, K, T)                                                         \
+  TESSERA_CTX_FORM(void, N(K, iput, ),                                                       \
+                   (T * dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems), \
+                   (dest, source, dst, sst, nelems))                                         \
+  TESSERA_CTX_FORM(void, N(K, iget, ),                                                       \
+                   (T * dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems), \
+                   (dest, source, dst, sst, nelems))
 
-#define TESSERA_SHMEM_DEFINE_CTX_STANDARD_AMO(NAME, TYPE)                                          \
-  TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO(NAME, TYPE)                                                \
-  TYPE shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, TYPE* dest, TYPE cond, TYPE value,  \
-                                              int pe) {                                            \
-    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_compare_swap",                              \
-                           shmem_##NAME##_atomic_compare_swap(dest, cond, value, world_pe));       \
-  }                                                                                                \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, TYPE* dest, int pe) {                  \
-    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_inc",                                 \
-                           shmem_##NAME##_atomic_fetch_inc(dest, world_pe));                       \
-  }                                                                                                \
-  void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, TYPE* dest, int pe) {                        \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_inc", shmem_##NAME##_atomic_inc(dest, world_pe));  \
-  }                                                                                                \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {      \
-    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_add",                                 \
-                           shmem_##NAME##_atomic_fetch_add(dest, value, world_pe));                \
-  }                                                                                                \
-  void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {            \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_add",                                              \
-                    shmem_##NAME##_atomic_add(dest, value, world_pe));                             \
-  }                                                                                                \
-  void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,        \
-                                                  TYPE cond, TYPE value, int pe) {                 \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_compare_swap_nbi",                                 \
-                    shmem_##NAME##_atomic_compare_swap_nbi(fetch, dest, cond, value, world_pe));   \
-  }                                                                                                \
-  void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest, int pe) { \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_inc_nbi",                                    \
-                    shmem_##NAME##_atomic_fetch_inc_nbi(fetch, dest, world_pe));                   \
-  }                                                                                                \
-  void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,           \
-                                               TYPE value, int pe) {                               \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_add_nbi",                                    \
-                    shmem_##NAME##_atomic_fetch_add_nbi(fetch, dest, value, world_pe));            \
-  }
+TESSERA_CTX_CONTIGUOUS(TESSERA_CTX_MEM, , void)
 
-#define TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, OP)                                    \
-  TYPE shmem_ctx_##NAME##_atomic_fetch_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) { \
-    return TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_" #OP,                            \
-                           shmem_##NAME##_atomic_fetch_##OP(dest, value, world_pe));           \
-  }                                                                                            \
-  void shmem_ctx_##NAME##_atomic_##OP(shmem_ctx_t ctx, TYPE* dest, TYPE value, int pe) {       \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_" #OP,                                         \
-                    shmem_##NAME##_atomic_##OP(dest, value, world_pe));                        \
-  }                                                                                            \
-  void shmem_ctx_##NAME##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, TYPE* fetch, TYPE* dest,    \
-                                                  TYPE value, int pe) {                        \
-    TESSERA_CTX_RUN("shmem_ctx_" #NAME "_atomic_fetch_" #OP "_nbi",                            \
-                    shmem_##NAME##_atomic_fetch_##OP##_nbi(fetch, dest, value, world_pe));     \
-  }
-#define TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO(NAME, TYPE) \
-  TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, and)   \
-  TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, or)    \
-  TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP(NAME, TYPE, xor)
+#define TESSERA_CTX_TYPED_RMA(NAME, TYPE, UNUSED)                            \
+  TESSERA_CTX_CONTIGUOUS(TESSERA_CTX_TYPED, NAME, TYPE)                      \
+  TESSERA_CTX_STRIDED(TESSERA_CTX_TYPED, NAME, TYPE)                         \
+  TESSERA_CTX_FORM(void, NAME##_p, (TYPE * dest, TYPE value), (dest, value)) \
+  TESSERA_CTX_FORM(TYPE, NAME##_g, (const TYPE* source), (source))
+#define TESSERA_CTX_SIZED_RMA(BITS, BYTES, UNUSED)      \
+  TESSERA_CTX_CONTIGUOUS(TESSERA_CTX_SIZED, BITS, void) \
+  TESSERA_CTX_STRIDED(TESSERA_CTX_SIZED, BITS, void)
+TESSERA_SHMEM_RMA_TYPES_WITH(TESSERA_CTX_TYPED_RMA, )
+TESSERA_SHMEM_RMA_SIZES_WITH(TESSERA_CTX_SIZED_RMA, )
 
-TESSERA_SHMEM_STANDARD_AMO_TYPES(TESSERA_SHMEM_DEFINE_CTX_STANDARD_AMO)
-TESSERA_SHMEM_FLOAT_AMO_TYPES(TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO)
-TESSERA_SHMEM_BITWISE_AMO_TYPES(TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO)
-#undef TESSERA_SHMEM_DEFINE_CTX_EXTENDED_AMO
-#undef TESSERA_SHMEM_DEFINE_CTX_STANDARD_AMO
-#undef TESSERA_SHMEM_DEFINE_CTX_BITWISE_OP
-#undef TESSERA_SHMEM_DEFINE_CTX_BITWISE_AMO
-#undef TESSERA_CTX_RUN
+// The AMOs on elements of type TYPE, by family (TESSERA_SHMEM_<FAMILY>_AMO_ROUTINES).
+#define TESSERA_CTX_EXTENDED_AMO(NAME, TYPE, UNUSED)                                      \
+  TESSERA_CTX_FORM(TYPE, NAME##_atomic_fetch, (const TYPE* source), (source))             \
+  TESSERA_CTX_FORM(void, NAME##_atomic_set, (TYPE * dest, TYPE value), (dest, value))     \
+  TESSERA_CTX_FORM(TYPE, NAME##_atomic_swap, (TYPE * dest, TYPE value), (dest, value))    \
+  TESSERA_CTX_FORM(void, NAME##_atomic_fetch_nbi, (TYPE * fetch, const TYPE* source),     \
+                   (fetch, source))                                                       \
+  TESSERA_CTX_FORM(void, NAME##_atomic_swap_nbi, (TYPE * fetch, TYPE * dest, TYPE value), \
+                   (fetch, dest, value))
+#define TESSERA_CTX_STANDARD_AMO(NAME, TYPE, UNUSED)                                               \
+  TESSERA_CTX_EXTENDED_AMO(NAME, TYPE, UNUSED)                                                     \
+  TESSERA_CTX_FORM(TYPE, NAME##_atomic_compare_swap, (TYPE * dest, TYPE cond, TYPE value),         \
+                   (dest, cond, value))                                                            \
+  TESSERA_CTX_FORM(TYPE, NAME##_atomic_fetch_inc, (TYPE * dest), (dest))                           \
+  TESSERA_CTX_FORM(void, NAME##_atomic_inc, (TYPE * dest), (dest))                                 \
+  TESSERA_CTX_FORM(TYPE, NAME##_atomic_fetch_add, (TYPE * dest, TYPE value), (dest, value))        \
+  TESSERA_CTX_FORM(void, NAME##_atomic_add, (TYPE * dest, TYPE value), (dest, value))              \
+  TESSERA_CTX_FORM(void, NAME##_atomic_compare_swap_nbi,                                           \
+                   (TYPE * fetch, TYPE * dest, TYPE cond, TYPE value), (fetch, dest, cond, value)) \
+  TESSERA_CTX_FORM(void, NAME##_atomic_fetch_inc_nbi, (TYPE * fetch, TYPE * dest), (fetch, dest))  \
+  TESSERA_CTX_FORM(void, NAME##_atomic_fetch_add_nbi, (TYPE * fetch, TYPE * dest, TYPE value),     \
+                   (fetch, dest, value))
+// fetch_OP, OP and fetch_OP_nbi for each bitwise OP.
+#define TESSERA_CTX_BITWISE_OP(NAME, TYPE, OP)                                                    \
+  TESSERA_CTX_FORM(TYPE, NAME##_atomic_fetch_##OP, (TYPE * dest, TYPE value), (dest, value))      \
+  TESSERA_CTX_FORM(void, NAME##_atomic_##OP, (TYPE * dest, TYPE value), (dest, value))            \
+  TESSERA_CTX_FORM(void, NAME##_atomic_fetch_##OP##_nbi, (TYPE * fetch, TYPE * dest, TYPE value), \
+                   (fetch, dest, value))
+#define TESSERA_CTX_BITWISE_AMO(NAME, TYPE, UNUSED) \
+  TESSERA_SHMEM_BITWISE_OPS(NAME, TYPE, TESSERA_CTX_BITWISE_OP)
+TESSERA_SHMEM_STANDARD_AMO_TYPES_WITH(TESSERA_CTX_STANDARD_AMO, )
+TESSERA_SHMEM_FLOAT_AMO_TYPES_WITH(TESSERA_CTX_EXTENDED_AMO, )
+TESSERA_SHMEM_BITWISE_AMO_TYPES_WITH(TESSERA_CTX_BITWISE_AMO, )
 
 }  // extern "C"

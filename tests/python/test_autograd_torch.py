@@ -20,21 +20,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed in this Pyth
 import tessera
 import tessera.torch as tt
 
-from test_collectives import all_mapped
-
-
-@pytest.fixture(scope="module")
-def rt():
-    runtime = tessera.init(heap_size="64M")
-    yield runtime
-    tt.release(runtime)
-    runtime.finalize()
-
-
-@pytest.fixture(scope="module")
-def mapped(rt):
-    """Whether every PE's heap is mapped here (one node), the same answer on every PE."""
-    return all_mapped(rt, rt.team_world())
+from test_collectives_torch import assert_compiled_gradients_match_eager
 
 
 @pytest.fixture(autouse=True)
@@ -302,11 +288,5 @@ def test_moe_backward_under_torch_compile(rt):
         ex, _ = tt.moe_dispatch(rt, x, idx, w, num_experts=experts)
         return tt.moe_combine(rt, ex @ m, w, num_experts=experts)
 
-    grads = []
-    for f in (layer, torch.compile(layer, backend="aot_eager", fullgraph=True)):
-        x, w, m = (t.float().requires_grad_() for t in (x0, w0, m0))
-        (f(x, w, m) ** 2).sum().backward()
-        grads.append((x.grad, w.grad, m.grad))
-    for eager, compiled in zip(*grads):
-        torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5)
+    assert_compiled_gradients_match_eager(layer, [t.float() for t in (x0, w0, m0)])
     rt.barrier()

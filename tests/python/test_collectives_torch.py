@@ -10,21 +10,20 @@ torch = pytest.importorskip("torch", reason="torch is not installed in this Pyth
 import tessera
 import tessera.torch as tt
 
-from test_collectives import all_mapped, data_of, reference
+from test_collectives import data_of, reference
 
 
-@pytest.fixture(scope="module")
-def rt():
-    runtime = tessera.init(heap_size="64M")
-    yield runtime
-    tt.release(runtime)
-    runtime.finalize()
-
-
-@pytest.fixture(scope="module")
-def mapped(rt):
-    """Whether every PE's heap is mapped here (one node), the same answer on every PE."""
-    return all_mapped(rt, rt.team_world())
+def assert_compiled_gradients_match_eager(f, inputs):
+    """Backpropagates sum(f(*inputs) ** 2) eagerly, then through torch.compile(f) (aot_eager, one
+    graph: the backward traced through the ops' fake impls), each time from fresh copies of
+    `inputs`; asserts the inputs' gradients agree. Collective when f is."""
+    grads = []
+    for g in (f, torch.compile(f, backend="aot_eager", fullgraph=True)):
+        leaves = [t.clone().requires_grad_() for t in inputs]
+        (g(*leaves) ** 2).sum().backward()
+        grads.append([t.grad for t in leaves])
+    for eager, compiled in zip(*grads):
+        torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5)
 
 
 def tensor_of(pe, count, dtype, op, salt=0):
@@ -291,13 +290,7 @@ def test_fused_gemm_backward_under_torch_compile(rt, mapped):
         up = torch.ops.tessera.ag_gemm(x, w1, h, "auto", "auto", 1)  # (p r, n): this PE's columns
         return torch.ops.tessera.gemm_rs(torch.relu(up), w2, h, "auto", "auto", 1)  # (r, k)
 
-    grads = []
-    for f in (mlp, torch.compile(mlp, backend="aot_eager", fullgraph=True)):
-        x, w1, w2 = (t.clone().requires_grad_() for t in (x0, w1_0, w2_0))
-        (f(x, w1, w2) ** 2).sum().backward()
-        grads.append((x.grad, w1.grad, w2.grad))
-    for eager, compiled in zip(*grads):
-        torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5)
+    assert_compiled_gradients_match_eager(mlp, (x0, w1_0, w2_0))
     rt.barrier()
     tt.release(rt)
 

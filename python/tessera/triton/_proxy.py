@@ -140,6 +140,16 @@ def use_proxy(pe, ctx):
     return (tl.load(ctx + L.HEAP_BASES + pe) == 0) & (tl.load(ctx + L.PROXY) != 0)
 
 
+@triton.jit
+def _reached(seen, value, EXACT: tl.constexpr):
+    """1 (int32) when `seen == value` (EXACT) or `seen >= value`, else 0."""
+    if EXACT:
+        held = seen == value
+    else:
+        held = seen >= value
+    return held.to(tl.int32)
+
+
 @triton.jit(noinline=True)
 def _ring_wait(word, value, EXACT: tl.constexpr, ctx, OP: tl.constexpr):
     """Waits until `*word == value` (EXACT) or `>= value`, bounded by the context's timeout,
@@ -150,18 +160,12 @@ def _ring_wait(word, value, EXACT: tl.constexpr, ctx, OP: tl.constexpr):
     timeout_ns = tl.load(ctx + L.TIMEOUT_NS)
     start_ns = _clock.now_ns()
     seen = tl.atomic_load(word, sem="acquire", scope="sys")
-    if EXACT:
-        done = (seen == value).to(tl.int32)
-    else:
-        done = (seen >= value).to(tl.int32)
-    ok = done
+    ok = _reached(seen, value, EXACT)
+    done = ok
     spins = 0
     while done == 0:
         seen = tl.atomic_load(word, sem="acquire", scope="sys")
-        if EXACT:
-            ok = (seen == value).to(tl.int32)
-        else:
-            ok = (seen >= value).to(tl.int32)
+        ok = _reached(seen, value, EXACT)
         done = ok
         spins += 1
         _clock.spin_pause()
@@ -229,6 +233,27 @@ def proxy_collect(ctx, ticket, OP: tl.constexpr):
 
 
 @triton.jit
+def _flat(x, like):
+    """`x` broadcast to the shape of the block `like` and flattened (row-major); for a scalar
+    `like`, a block of one element."""
+    if _is_scalar(like.shape):
+        flat = tl.broadcast_to(x, (1, ))
+    else:
+        flat = tl.reshape(tl.broadcast_to(x, like.shape), (like.numel, ))
+    return flat
+
+
+@triton.jit
+def _flat_mask(mask, like):
+    """_flat of `mask` (int1), all elements when it is None."""
+    if mask is None:
+        active = tl.full((like.numel, ), 1, tl.int1)
+    else:
+        active = _flat(mask, like)
+    return active
+
+
+@triton.jit
 def _push_runs(remote, local, mask, pe, ctx, RMA_OP: tl.constexpr, WAIT: tl.constexpr,
                SIGNAL: tl.constexpr, sig_offset, sig_value, sig_op, OP: tl.constexpr):
     """Pushes one RMA descriptor per run of elements contiguous in both `remote` (local heap
@@ -239,20 +264,9 @@ def _push_runs(remote, local, mask, pe, ctx, RMA_OP: tl.constexpr, WAIT: tl.cons
                      "put/get through the proxy: source and destination element types differ")
     N: tl.constexpr = remote.numel
     ESZ: tl.constexpr = _bytes_of(remote.dtype.element_ty)
-    if _is_scalar(remote.shape):
-        r = tl.broadcast_to(remote, (1, )).to(tl.int64, bitcast=True)
-        l = tl.broadcast_to(local, (1, )).to(tl.int64, bitcast=True)
-        if mask is None:
-            active = tl.full((1, ), 1, tl.int1)
-        else:
-            active = tl.broadcast_to(mask, (1, ))
-    else:
-        r = tl.reshape(remote, (N, )).to(tl.int64, bitcast=True)
-        l = tl.reshape(tl.broadcast_to(local, remote.shape), (N, )).to(tl.int64, bitcast=True)
-        if mask is None:
-            active = tl.full((N, ), 1, tl.int1)
-        else:
-            active = tl.reshape(tl.broadcast_to(mask, remote.shape), (N, ))
+    r = _flat(remote, remote).to(tl.int64, bitcast=True)
+    l = _flat(local, remote).to(tl.int64, bitcast=True)
+    active = _flat_mask(mask, remote)
     i = tl.arange(0, N)
     left = active
     n_left = tl.sum(left.to(tl.int32))
@@ -365,22 +379,10 @@ def proxy_atomic(ptr, val, cmp, pe, ctx, mask=None, AMO: tl.constexpr = 0,
     flags: tl.constexpr = _atomic_flags(AMO, FETCH, FENCED)
     if AMO != AMO_CAS:
         cmp = 0  # C++ encodes T{} for every atomic but compare-and-swap
-    if _is_scalar(ptr.shape):
-        p = tl.broadcast_to(ptr, (1, )).to(tl.int64, bitcast=True)
-        v = _bits(tl.broadcast_to(tl.cast(val, ELT), (1, )), ESZ)
-        c = _bits(tl.broadcast_to(tl.cast(cmp, ELT), (1, )), ESZ)
-        if mask is None:
-            active = tl.full((1, ), 1, tl.int1)
-        else:
-            active = tl.broadcast_to(mask, (1, ))
-    else:
-        p = tl.reshape(ptr, (N, )).to(tl.int64, bitcast=True)
-        v = _bits(tl.reshape(tl.broadcast_to(tl.cast(val, ELT), ptr.shape), (N, )), ESZ)
-        c = _bits(tl.reshape(tl.broadcast_to(tl.cast(cmp, ELT), ptr.shape), (N, )), ESZ)
-        if mask is None:
-            active = tl.full((N, ), 1, tl.int1)
-        else:
-            active = tl.reshape(tl.broadcast_to(mask, ptr.shape), (N, ))
+    p = _flat(ptr, ptr).to(tl.int64, bitcast=True)
+    v = _bits(_flat(tl.cast(val, ELT), ptr), ESZ)
+    c = _bits(_flat(tl.cast(cmp, ELT), ptr), ESZ)
+    active = _flat_mask(mask, ptr)
     i = tl.arange(0, N)
     old = tl.zeros((N, ), tl.uint64)
     left = active

@@ -7,6 +7,8 @@ PE's earlier writes before it (release) and its later reads after it (acquire). 
 does not order across PEs. Peers on other nodes are reached through the network proxy for
 32/64-bit integer words (one descriptor per element; the call waits for the results)."""
 
+import linecache
+
 import triton
 import triton.language as tl
 
@@ -59,61 +61,52 @@ def _rmw(ptr, val, pe, ctx, mask, sem: tl.constexpr, scope: tl.constexpr, OP: tl
     return old
 
 
-@triton.jit
-def atomic_add(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
-               scope: tl.constexpr = "sys"):
-    """Adds `val` to the words at `ptr` on `pe`; returns their previous values."""
-    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.OP_ATOMIC_ADD, _proxy.AMO_ADD)
+# The read-modify-write atomics: name, Triton op (_rmw's OP), proxy AMO, docstring. Each becomes
+# a @triton.jit function of this module with the signature
+#   name(ptr, val, pe, ctx, mask=None, sem="acq_rel", scope="sys") -> previous values
+# that calls _rmw with its op. Triton compiles (and its interpreter re-runs) a device function
+# from its source text, looked up by the function's name, so each is made from its own source
+# (_RMW_SOURCE filled in, registered with linecache), not as a closure or a copy of one function.
+_RMW_KINDS = (
+    ("atomic_add", "OP_ATOMIC_ADD", "AMO_ADD",
+     "Adds `val` to the words at `ptr` on `pe`; returns their previous values."),
+    ("atomic_sub", "OP_ATOMIC_SUB", "AMO_ADD",
+     "Subtracts `val` from the words at `ptr` on `pe` (wrapping); returns the previous values."),
+    ("atomic_xchg", "OP_ATOMIC_XCHG", "AMO_XCHG",
+     "Replaces the words at `ptr` on `pe` by `val`; returns the previous values."),
+    ("atomic_and", "OP_ATOMIC_AND", "AMO_AND",
+     "Bitwise-ands `val` into the words at `ptr` on `pe`; returns the previous values."),
+    ("atomic_or", "OP_ATOMIC_OR", "AMO_OR",
+     "Bitwise-ors `val` into the words at `ptr` on `pe`; returns the previous values."),
+    ("atomic_xor", "OP_ATOMIC_XOR", "AMO_XOR",
+     "Bitwise-xors `val` into the words at `ptr` on `pe`; returns the previous values."),
+    ("atomic_min", "OP_ATOMIC_MIN", "AMO_MIN",
+     "Keeps the smaller of the words at `ptr` on `pe` and `val` (signedness of the element\n"
+     "    type); returns the previous values."),
+    ("atomic_max", "OP_ATOMIC_MAX", "AMO_MAX",
+     "Keeps the larger of the words at `ptr` on `pe` and `val`; returns the previous values."),
+)
+
+_RMW_SOURCE = '''def {name}(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
+        scope: tl.constexpr = "sys"):
+    """{doc}"""
+    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.{op}, _proxy.{amo})
+'''
 
 
-@triton.jit
-def atomic_sub(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
-               scope: tl.constexpr = "sys"):
-    """Subtracts `val` from the words at `ptr` on `pe` (wrapping); returns the previous values."""
-    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.OP_ATOMIC_SUB, _proxy.AMO_ADD)
+def _rmw_function(name, op, amo, doc):
+    """The @triton.jit function `name` of _RMW_SOURCE, defined in this module."""
+    source = _RMW_SOURCE.format(name=name, op=op, amo=amo, doc=doc)
+    filename = f"<tessera.triton.atomics.{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    defined = {}
+    exec(compile(source, filename, "exec"), globals(), defined)
+    return triton.jit(defined[name])
 
 
-@triton.jit
-def atomic_xchg(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
-                scope: tl.constexpr = "sys"):
-    """Replaces the words at `ptr` on `pe` by `val`; returns the previous values."""
-    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.OP_ATOMIC_XCHG, _proxy.AMO_XCHG)
-
-
-@triton.jit
-def atomic_and(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
-               scope: tl.constexpr = "sys"):
-    """Bitwise-ands `val` into the words at `ptr` on `pe`; returns the previous values."""
-    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.OP_ATOMIC_AND, _proxy.AMO_AND)
-
-
-@triton.jit
-def atomic_or(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
-              scope: tl.constexpr = "sys"):
-    """Bitwise-ors `val` into the words at `ptr` on `pe`; returns the previous values."""
-    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.OP_ATOMIC_OR, _proxy.AMO_OR)
-
-
-@triton.jit
-def atomic_xor(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
-               scope: tl.constexpr = "sys"):
-    """Bitwise-xors `val` into the words at `ptr` on `pe`; returns the previous values."""
-    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.OP_ATOMIC_XOR, _proxy.AMO_XOR)
-
-
-@triton.jit
-def atomic_min(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
-               scope: tl.constexpr = "sys"):
-    """Keeps the smaller of the words at `ptr` on `pe` and `val` (signedness of the element
-    type); returns the previous values."""
-    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.OP_ATOMIC_MIN, _proxy.AMO_MIN)
-
-
-@triton.jit
-def atomic_max(ptr, val, pe, ctx, mask=None, sem: tl.constexpr = "acq_rel",
-               scope: tl.constexpr = "sys"):
-    """Keeps the larger of the words at `ptr` on `pe` and `val`; returns the previous values."""
-    return _rmw(ptr, val, pe, ctx, mask, sem, scope, L.OP_ATOMIC_MAX, _proxy.AMO_MAX)
+for _kind in _RMW_KINDS:
+    globals()[_kind[0]] = _rmw_function(*_kind)
+del _kind
 
 
 @triton.jit

@@ -44,15 +44,33 @@ def store(ptr, value, pe, ctx, mask=None):
 
 
 @triton.jit
+def _copy_tile(dst, src, pe, ctx, mask, PUT: tl.constexpr):
+    """put (PUT: local `src` to `dst` on `pe`) or get (`src` on `pe` to local `dst`) of one
+    tile: plain loads and stores of the translated addresses where `pe` is mapped here, the
+    proxy where it is not."""
+    if PUT:
+        remote, direct, proxy = route(dst, pe, ctx, mask, L.OP_PUT, L.ROLE_DESTINATION_TILE, True)
+        to = remote
+        frm = src
+    else:
+        remote, direct, proxy = route(src, pe, ctx, mask, L.OP_GET, L.ROLE_SOURCE_TILE, True)
+        to = dst
+        frm = remote
+    m = and_mask(mask, direct)
+    tl.store(to, tl.load(frm, mask=m), mask=m)
+    if proxy:
+        if PUT:
+            _proxy.proxy_put(dst, src, pe, ctx, mask)
+        else:
+            _proxy.proxy_get(dst, src, pe, ctx, mask)
+
+
+@triton.jit
 def put(dst, src, pe, ctx, mask=None):
     """Copies the tile at local `src` to `dst` on `pe` (same shape; masked-off elements are
     neither read nor written). Visible to `pe` after a later fence, quiet or signal (release)
     of this PE; through the proxy it is delivered before put returns (src reusable)."""
-    remote, direct, proxy = route(dst, pe, ctx, mask, L.OP_PUT, L.ROLE_DESTINATION_TILE, True)
-    m = and_mask(mask, direct)
-    tl.store(remote, tl.load(src, mask=m), mask=m)
-    if proxy:
-        _proxy.proxy_put(dst, src, pe, ctx, mask)
+    _copy_tile(dst, src, pe, ctx, mask, True)
 
 
 @triton.jit
@@ -60,11 +78,7 @@ def get(dst, src, pe, ctx, mask=None):
     """Copies the tile at `src` on `pe` into local `dst` (same shape). The values are those
     `pe` made visible before a release this PE acquired; through the proxy, `dst` (a heap
     address) holds them when get returns."""
-    remote, direct, proxy = route(src, pe, ctx, mask, L.OP_GET, L.ROLE_SOURCE_TILE, True)
-    m = and_mask(mask, direct)
-    tl.store(dst, tl.load(remote, mask=m), mask=m)
-    if proxy:
-        _proxy.proxy_get(dst, src, pe, ctx, mask)
+    _copy_tile(dst, src, pe, ctx, mask, False)
 
 
 @triton.constexpr_function

@@ -49,15 +49,41 @@ def _holds(seen, cmp: tl.constexpr, value):
     return r
 
 
+# _wait_ends: the wait gives up (the job is aborting), or ran past the timeout.
+_ABORTING: tl.constexpr = tl.constexpr(1)
+_TIMED_OUT: tl.constexpr = tl.constexpr(2)
+
+
+@triton.jit
+def _wait_ends(ctx, turns, start_ns, timeout_ns, OP: tl.constexpr):
+    """The one bound of every wait here, checked every 256th turn: _ABORTING when the job is
+    aborting (aborting() records why), _TIMED_OUT past the context's timeout (the caller reads
+    once more and records the timeout if the condition still fails), else 0 (go on)."""
+    end = tl.cast(0, tl.int32)
+    if (turns & 255) == 0:
+        if aborting(ctx, OP) != 0:
+            end = _ABORTING
+        elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
+            end = _TIMED_OUT
+    return end
+
+
+@triton.jit
+def _route_signal(sig, value, op: tl.constexpr, pe, ctx, OP: tl.constexpr):
+    """The signal word `sig` of `pe` routed for call OP (route's remote, direct, proxy) and
+    `value` in its type, for the update op (tx.SET or tx.ADD)."""
+    tl.static_assert(op == L.SET or op == L.ADD, "op is tx.SET or tx.ADD")
+    remote, direct, proxy = route(sig, pe, ctx, None, OP, L.ROLE_SIGNAL, True)
+    return remote, direct, proxy, tl.cast(value, sig.dtype.element_ty)
+
+
 @triton.jit
 def signal(sig, value, op: tl.constexpr, pe, ctx):
     """Sets (op tx.SET) or adds `value` to (tx.ADD) the uint64 signal `sig` on `pe`, with
     release at system scope: after acquiring it, `pe` sees everything this program wrote
     before (its puts, stores, atomics, on any PE)."""
-    tl.static_assert(op == L.SET or op == L.ADD, "op is tx.SET or tx.ADD")
     tl.debug_barrier()
-    remote, direct, proxy = route(sig, pe, ctx, None, L.OP_SIGNAL, L.ROLE_SIGNAL, True)
-    v = tl.cast(value, sig.dtype.element_ty)
+    remote, direct, proxy, v = _route_signal(sig, value, op, pe, ctx, L.OP_SIGNAL)
     if op == L.SET:
         tl.atomic_xchg(remote, v, mask=direct, sem="release", scope="sys")
     else:
@@ -70,9 +96,7 @@ def signal(sig, value, op: tl.constexpr, pe, ctx):
 def put_signal(dst, src, sig, value, op: tl.constexpr, pe, ctx, mask=None):
     """put(dst, src, pe) then signal(sig, value, op, pe): a PE that acquires the signal sees
     the whole tile."""
-    tl.static_assert(op == L.SET or op == L.ADD, "op is tx.SET or tx.ADD")
-    sig_remote, sig_direct, sig_proxy = route(sig, pe, ctx, None, L.OP_PUT_SIGNAL,
-                                              L.ROLE_SIGNAL, True)
+    sig_remote, sig_direct, sig_proxy, v = _route_signal(sig, value, op, pe, ctx, L.OP_PUT_SIGNAL)
     remote, direct, proxy = route(dst, pe, ctx, mask, L.OP_PUT_SIGNAL,
                                   L.ROLE_DESTINATION_TILE, True)
     direct = direct & sig_direct
@@ -81,7 +105,6 @@ def put_signal(dst, src, sig, value, op: tl.constexpr, pe, ctx, mask=None):
     tl.store(remote, tl.load(src, mask=m), mask=m)
     # Every thread's part of the tile is written before the one release below.
     tl.debug_barrier()
-    v = tl.cast(value, sig.dtype.element_ty)
     if op == L.SET:
         tl.atomic_xchg(sig_remote, v, mask=direct, sem="release", scope="sys")
     else:
@@ -112,15 +135,14 @@ def wait_until(sig, cmp: tl.constexpr, value, ctx):
         seen = tl.atomic_load(sig, sem="acquire", scope="sys")
         done = _holds(seen, cmp, want)
         turns += 1
-        if not done and (turns & 255) == 0:
-            if aborting(ctx, L.OP_WAIT_UNTIL) != 0:
-                done = True
-            elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
+        if not done:
+            end = _wait_ends(ctx, turns, start_ns, timeout_ns, L.OP_WAIT_UNTIL)
+            if end == _TIMED_OUT:
                 seen = tl.atomic_load(sig, sem="acquire", scope="sys")
                 if not _holds(seen, cmp, want):
                     fail(ctx, L.CODE_TIMEOUT, L.KIND_WAIT_TIMEOUT, L.OP_WAIT_UNTIL,
                          tl.cast(sig, tl.int64), cmp, want, seen, -1, 0)
-                done = True
+            done = end != 0
     # The acquire was one thread's: the program's other threads read after it.
     tl.debug_barrier()
     return seen
@@ -294,15 +316,14 @@ def wait_until_some(sigs, status, indices, cmp: tl.constexpr, value, ctx, mask=N
         found = candidate & _holds(seen, cmp, want)
         done = tl.max(found.to(tl.int32)) != 0
         turns += 1
-        if not done and (turns & 255) == 0:
-            if aborting(ctx, L.OP_WAIT_UNTIL_SOME) != 0:
-                done = True
-            elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
+        if not done:
+            end = _wait_ends(ctx, turns, start_ns, timeout_ns, L.OP_WAIT_UNTIL_SOME)
+            if end == _TIMED_OUT:
                 seen = _read_signals(sigs, candidate)
                 found = candidate & _holds(seen, cmp, want)
                 if tl.max(found.to(tl.int32)) == 0:
                     _some_timeout(sigs, candidate, active_mask(sigs, mask), seen, cmp, want, ctx)
-                done = True
+            done = end != 0
     return _mark_found(found, status, indices)
 
 
@@ -343,10 +364,9 @@ def _await_arrivals(ctx, arrivals, n, members, team):
         seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
         done = seen >= target
         turns += 1
-        if not done and (turns & 255) == 0:
-            if aborting(ctx, L.OP_BARRIER) != 0:
-                done = True
-            elif timeout_ns != 0 and now_ns() - start_ns > timeout_ns:
+        if not done:
+            end = _wait_ends(ctx, turns, start_ns, timeout_ns, L.OP_BARRIER)
+            if end == _TIMED_OUT:
                 seen = tl.atomic_load(arrivals, sem="acquire", scope="sys")
                 if seen < target:
                     if team is None:
@@ -356,7 +376,7 @@ def _await_arrivals(ctx, arrivals, n, members, team):
                         fail(ctx, L.CODE_TIMEOUT, L.KIND_TEAM_BARRIER_TIMEOUT, L.OP_BARRIER, n,
                              seen, tl.load(team + L.TEAM_START), tl.load(team + L.TEAM_STRIDE),
                              tl.load(team + L.TEAM_SIZE), tl.cast(arrivals, tl.int64))
-                done = True
+            done = end != 0
 
 
 @triton.jit

@@ -242,13 +242,7 @@ def subgroups(rank, world):
     tg, gg = groups[0][1], dist.new_group(even, backend="gloo")
     if rank in even:
         models = {"tessera": DDP(mlp(2), process_group=tg), "gloo": DDP(mlp(2), process_group=gg)}
-        opts = {k: torch.optim.SGD(m.parameters(), lr=0.05) for k, m in models.items()}
-        for step in range(5):
-            x, y = batch(rank, step)
-            for k, m in models.items():
-                opts[k].zero_grad()
-                torch.nn.functional.mse_loss(m(x), y).backward()
-                opts[k].step()
+        train_side_by_side(models, rank, steps=5)
         for a, b in zip(models["tessera"].module.parameters(), models["gloo"].module.parameters()):
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
     # Refused, on the members: ranks not evenly spaced; send/recv; more sub-groups than reserved.
@@ -310,18 +304,25 @@ def batch(rank, step):
     return torch.randn(12, 16, generator=g), torch.randn(12, 8, generator=g)
 
 
-def ddp(rank, world):
-    from torch.nn.parallel import DistributedDataParallel as DDP
-
-    gloo = dist.new_group(backend="gloo")
-    models = {"tessera": DDP(mlp(1)), "gloo": DDP(mlp(1), process_group=gloo)}
+def train_side_by_side(models, rank, steps):
+    """Trains every model of `models` (name -> DDP model) `steps` SGD steps on this rank's same
+    batches, the models' steps interleaved (each step's collectives in the same order on every
+    rank)."""
     opts = {k: torch.optim.SGD(m.parameters(), lr=0.05) for k, m in models.items()}
-    for step in range(20):
+    for step in range(steps):
         x, y = batch(rank, step)
         for k, m in models.items():
             opts[k].zero_grad()
             torch.nn.functional.mse_loss(m(x), y).backward()
             opts[k].step()
+
+
+def ddp(rank, world):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    gloo = dist.new_group(backend="gloo")
+    models = {"tessera": DDP(mlp(1)), "gloo": DDP(mlp(1), process_group=gloo)}
+    train_side_by_side(models, rank, steps=20)
     for (name, a), b in zip(models["tessera"].module.named_parameters(), models["gloo"].module.parameters()):
         if world <= 2:  # a + b is the same float whichever rank's value comes first
             assert torch.equal(a, b), name
