@@ -23,12 +23,10 @@ bool run(tessera::Runtime& rt, example::Shape shape) {
   // Throws a clear Error on an M that the PEs do not divide.
   tessera::ops::AgGemm op(rt, m, n_local, k, tessera::ops::GemmDtype::f32);
   const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
-  std::vector<float> a_shard(m_local * k), b(k * n_local), c(m * n_local);
-  for (std::size_t i = 0; i < m_local; ++i)
-    for (std::size_t p = 0; p < k; ++p)
-      a_shard[i * k + p] = kA(0, static_cast<std::size_t>(me) * m_local + i, p);
-  for (std::size_t p = 0; p < k; ++p)
-    for (std::size_t j = 0; j < n_local; ++j) b[p * n_local + j] = kB(me, p, j);
+  const std::vector<float> a_shard =
+      kA.rows_of(0, static_cast<std::size_t>(me) * m_local, m_local, k);
+  const std::vector<float> b = kB.rows_of(me, 0, k, n_local);
+  std::vector<float> c(m * n_local);
 
   const auto call = [&] { op.run(rt.stream(), a_shard.data(), b.data(), c.data()); };
   example::time_ms(rt, call);  // warm-up

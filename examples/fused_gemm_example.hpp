@@ -31,6 +31,13 @@ struct Operand {
         (row * row_step + col * col_step + static_cast<std::size_t>(pe) * pe_step) % period;
     return static_cast<float>(v) / static_cast<float>(period) - 0.5f;
   }
+  // PE pe's rows [row0, row0 + rows) x cols, row-major.
+  std::vector<float> rows_of(int pe, std::size_t row0, std::size_t rows, std::size_t cols) const {
+    std::vector<float> v(rows * cols);
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j) v[i * cols + j] = (*this)(pe, row0 + i, j);
+    return v;
+  }
 };
 
 // The largest |c - want| over the largest |want| (the error itself when want is all zero).

@@ -21,11 +21,8 @@ bool run(tessera::Runtime& rt, example::Shape shape) {
   const std::size_t m = shape.m, n = shape.n, k_local = shape.k;
   tessera::ops::GemmRs op(rt, m, n, k_local, tessera::ops::GemmDtype::f32);
   const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
-  std::vector<float> a(m * k_local), b(k_local * n), c(m_local * n);
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t p = 0; p < k_local; ++p) a[i * k_local + p] = kA(me, i, p);
-  for (std::size_t p = 0; p < k_local; ++p)
-    for (std::size_t j = 0; j < n; ++j) b[p * n + j] = kB(me, p, j);
+  const std::vector<float> a = kA.rows_of(me, 0, m, k_local), b = kB.rows_of(me, 0, k_local, n);
+  std::vector<float> c(m_local * n);
 
   const auto call = [&] { op.run(rt.stream(), a.data(), b.data(), c.data()); };
   example::time_ms(rt, call);  // warm-up

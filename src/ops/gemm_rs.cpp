@@ -17,14 +17,6 @@ namespace {
 namespace td = tessera::device;
 namespace tdo = tessera::device::ops;
 
-struct GemmRsKernel {
-  template <class TA, class TB>
-  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
-                                      tdo::GemmRsArgs<TA, TB> args) const {
-    tdo::gemm_rs(blk, ctx, args, blk.block_id());
-  }
-};
-
 class GemmRsState final : public detail::FusedGemmSchedule<GemmRsState> {
  public:
   static constexpr detail::FusedGemmSpec kSpec{"gemm_rs", OpKind::gemm_rs, "n", "k_local", "a",
@@ -79,10 +71,19 @@ class GemmRsState final : public detail::FusedGemmSchedule<GemmRsState> {
     args.readers_done = args.consumed + rt.n_pes();
     args.epoch = ++epoch;
     args.comm_delay_us = options.comm_delay_us;
-    launch(stream, options.compute_blocks, GemmRsKernel{}, rt.device_context(), args);
+    launch(stream, options.compute_blocks, Kernel{}, rt.device_context(), args);
   }
 
  private:
+  // fused_sequential with push: every block computes, publishes and sums its tiles.
+  struct Kernel {
+    template <class TA, class TB>
+    TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
+                                        tdo::GemmRsArgs<TA, TB> args) const {
+      tdo::gemm_rs(blk, ctx, args, blk.block_id());
+    }
+  };
+
   bool own_kernel() const {
     return overlap.pattern == OverlapPattern::fused_sequential &&
            overlap.direction == CommDirection::push;

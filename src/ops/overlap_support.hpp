@@ -67,12 +67,7 @@ struct OverlapSpecializedKernel {
   template <class Op>
   TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op,
                                       int comm_blocks) const {
-    if (blk.block_id() < comm_blocks) {
-      device::ops::overlap_communicate(blk, ctx, op, blk.block_id(), comm_blocks);
-    } else {
-      device::ops::overlap_compute(blk, ctx, op, blk.block_id() - comm_blocks,
-                                   blk.grid_size() - comm_blocks);
-    }
+    device::ops::overlap_specialized(blk, ctx, op, comm_blocks);
   }
 };
 

@@ -77,6 +77,12 @@ TESSERA_KERNEL_CODE void overlap_communicate(G g, const Context& ctx, const Op& 
 template <class G, class Op>
 TESSERA_KERNEL_CODE void overlap_fused(G g, const Context& ctx, const Op& op, int rank, int count);
 
+// One kernel of the workgroup-specialised pattern: blocks [0, comm_blocks) communicate, the
+// others compute (op.words.groups = the grid).
+template <class Op>
+TESSERA_KERNEL_CODE void overlap_specialized(Block blk, const Context& ctx, const Op& op,
+                                             int comm_blocks);
+
 // The bulk-synchronous GEMM (group `rank` of `count`): C = A x B tile by tile (tile_m x tile_n
 // tiles, items rank, rank + count, ...), nothing published; the collective follows as its own
 // kernel.

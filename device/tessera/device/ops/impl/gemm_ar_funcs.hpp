@@ -154,11 +154,7 @@ TESSERA_KERNEL_CODE void GemmArArgs<TA, TB>::finish(G g, const Context& ctx, std
 template <class TA, class TB>
 TESSERA_KERNEL_CODE void gemm_ar(Block blk, const Context& ctx, const GemmArArgs<TA, TB>& args,
                                  int comm_blocks) {
-  if (blk.block_id() < comm_blocks) {
-    overlap_communicate(blk, ctx, args, blk.block_id(), comm_blocks);
-  } else {
-    overlap_compute(blk, ctx, args, blk.block_id() - comm_blocks, blk.grid_size() - comm_blocks);
-  }
+  overlap_specialized(blk, ctx, args, comm_blocks);
 }
 
 }  // namespace tessera::device::ops

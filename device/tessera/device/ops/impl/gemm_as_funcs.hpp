@@ -70,11 +70,7 @@ TESSERA_KERNEL_CODE void GemmAsArgs<TA, TB>::finish(G g, const Context& ctx, std
 template <class TA, class TB>
 TESSERA_KERNEL_CODE void gemm_as(Block blk, const Context& ctx, const GemmAsArgs<TA, TB>& args,
                                  int comm_blocks) {
-  if (blk.block_id() < comm_blocks) {
-    overlap_communicate(blk, ctx, args, blk.block_id(), comm_blocks);
-  } else {
-    overlap_compute(blk, ctx, args, blk.block_id() - comm_blocks, blk.grid_size() - comm_blocks);
-  }
+  overlap_specialized(blk, ctx, args, comm_blocks);
 }
 
 template <class G>

@@ -95,6 +95,16 @@ TESSERA_KERNEL_CODE void overlap_fused(G g, const Context& ctx, const Op& op, in
   detail::finish_reading(g, ctx, w.readers_done, w.consumed, w.groups, w.epoch);
 }
 
+template <class Op>
+TESSERA_KERNEL_CODE void overlap_specialized(Block blk, const Context& ctx, const Op& op,
+                                             int comm_blocks) {
+  if (blk.block_id() < comm_blocks) {
+    overlap_communicate(blk, ctx, op, blk.block_id(), comm_blocks);
+  } else {
+    overlap_compute(blk, ctx, op, blk.block_id() - comm_blocks, blk.grid_size() - comm_blocks);
+  }
+}
+
 template <class G, class TA, class TB>
 TESSERA_KERNEL_CODE void gemm_tiles(G g, Tile<float> c, Tile<const TA> a, Tile<const TB> b,
                                     std::size_t tile_m, std::size_t tile_n, int rank, int count) {
