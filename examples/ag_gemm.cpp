@@ -17,20 +17,17 @@ namespace {
 // A, the same on every PE, and PE pe's B.
 constexpr example::Operand kA{7, 13, 0, 17}, kB{5, 3, 11, 19};
 
-bool run(tessera::Runtime& rt, example::Shape shape) {
+bool run(tessera::Runtime& rt, tessera::ops::AgGemm& op, example::Shape shape) {
   const int me = rt.pe(), n_pes = rt.n_pes();
   const std::size_t m = shape.m, n_local = shape.n, k = shape.k;
-  // Throws a clear Error on an M that the PEs do not divide.
-  tessera::ops::AgGemm op(rt, m, n_local, k, tessera::ops::GemmDtype::f32);
   const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
   const std::vector<float> a_shard =
       kA.rows_of(0, static_cast<std::size_t>(me) * m_local, m_local, k);
   const std::vector<float> b = kB.rows_of(me, 0, k, n_local);
   std::vector<float> c(m * n_local);
 
-  const auto call = [&] { op.run(rt.stream(), a_shard.data(), b.data(), c.data()); };
-  example::time_ms(rt, call);  // warm-up
-  const double ms = example::time_ms(rt, call);
+  const double ms =
+      example::warm_time_ms(rt, [&] { op.run(rt.stream(), a_shard.data(), b.data(), c.data()); });
 
   // Reference: the gathered A (every PE's rows) times my B, in double.
   std::vector<double> want(m * n_local, 0.0);
@@ -51,5 +48,5 @@ bool run(tessera::Runtime& rt, example::Shape shape) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return example::run("ag_gemm", argc, argv, {512, 128, 256}, run);
+  return example::run_op<tessera::ops::AgGemm>("ag_gemm", argc, argv, {512, 128, 256}, run);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "example.hpp"
+#include "tessera/ops/gemm_dtype.hpp"
 #include "tessera/tessera.hpp"
 
 namespace example {
@@ -62,6 +63,24 @@ int run(const char* name, int argc, char** argv, Shape defaults, Body&& body) {
     for (int i = 1; i < argc && i <= 3; ++i) *dims[i - 1] = std::strtoul(argv[i], nullptr, 10);
     return body(rt, shape);
   });
+}
+
+// example::run with body(rt, op, shape) -> bool, op an Op (AgGemm, GemmRs, ...) made for the
+// command line's shape with fp32 inputs (its constructor's errors, e.g. an M the PEs do not
+// divide, are the example's).
+template <class Op, class Body>
+int run_op(const char* name, int argc, char** argv, Shape defaults, Body&& body) {
+  return run(name, argc, argv, defaults, [&](tessera::Runtime& rt, Shape shape) {
+    Op op(rt, shape.m, shape.n, shape.k, tessera::ops::GemmDtype::f32);
+    return body(rt, op, shape);
+  });
+}
+
+// One warm-up call, then the milliseconds of one more.
+template <class Call>
+double warm_time_ms(tessera::Runtime& rt, Call&& call) {
+  time_ms(rt, call);
+  return time_ms(rt, call);
 }
 
 }  // namespace example

@@ -16,17 +16,15 @@ namespace {
 // PE pe's A and B.
 constexpr example::Operand kA{7, 13, 3, 17}, kB{5, 3, 11, 19};
 
-bool run(tessera::Runtime& rt, example::Shape shape) {
+bool run(tessera::Runtime& rt, tessera::ops::GemmRs& op, example::Shape shape) {
   const int me = rt.pe(), n_pes = rt.n_pes();
   const std::size_t m = shape.m, n = shape.n, k_local = shape.k;
-  tessera::ops::GemmRs op(rt, m, n, k_local, tessera::ops::GemmDtype::f32);
   const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
   const std::vector<float> a = kA.rows_of(me, 0, m, k_local), b = kB.rows_of(me, 0, k_local, n);
   std::vector<float> c(m_local * n);
 
-  const auto call = [&] { op.run(rt.stream(), a.data(), b.data(), c.data()); };
-  example::time_ms(rt, call);  // warm-up
-  const double ms = example::time_ms(rt, call);
+  const double ms =
+      example::warm_time_ms(rt, [&] { op.run(rt.stream(), a.data(), b.data(), c.data()); });
 
   // Reference: my rows of the sum over PEs of A_pe x B_pe, in double.
   std::vector<double> want(m_local * n, 0.0);
@@ -48,5 +46,5 @@ bool run(tessera::Runtime& rt, example::Shape shape) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return example::run("gemm_rs", argc, argv, {512, 256, 128}, run);
+  return example::run_op<tessera::ops::GemmRs>("gemm_rs", argc, argv, {512, 256, 128}, run);
 }
