@@ -593,6 +593,26 @@ TEST(FusedOps, RejectBadArguments) {
   });
 }
 
+// AgGemmOptions::direction is the variant's other name (the family's FusedGemmOptions field).
+TEST(AgGemm, DirectionNamesTheVariant) {
+  run_pes(2, [](Runtime& rt) {
+    ops::AgGemmOptions o;
+    o.pattern = OverlapPattern::workgroup_specialized;
+    o.direction = CommDirection::push;
+    ops::AgGemm push(rt, 4, 4, 4, GemmDtype::f32, o);
+    EXPECT_EQ(push.variant(), ops::AgGemmVariant::push);
+    EXPECT_EQ(push.direction(), CommDirection::push);
+    o.direction = CommDirection::pull;
+    ops::AgGemm pull(rt, 4, 4, 4, GemmDtype::f32, o);
+    EXPECT_EQ(pull.variant(), ops::AgGemmVariant::pull);
+    EXPECT_EQ(pull.direction(), CommDirection::pull);
+    o.variant = ops::AgGemmVariant::push;
+    expect_invalid([&] { ops::AgGemm(rt, 4, 4, 4, GemmDtype::f32, o); },
+                   "ag_gemm: variant push and direction pull disagree");
+    rt.stream().synchronize();
+  });
+}
+
 // --- all_reduce_rmsnorm ---
 
 template <class T>
