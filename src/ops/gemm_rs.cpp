@@ -19,6 +19,16 @@ namespace tdo = tessera::device::ops;
 
 class GemmRsState final : public detail::FusedGemmSchedule<GemmRsState> {
  public:
+  // fused_sequential with push: every block computes, publishes and sums its tiles (public: a
+  // GPU kernel's type argument may not be a private member type).
+  struct Kernel {
+    template <class TA, class TB>
+    TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
+                                        tdo::GemmRsArgs<TA, TB> args) const {
+      tdo::gemm_rs(blk, ctx, args, blk.block_id());
+    }
+  };
+
   static constexpr detail::FusedGemmSpec kSpec{"gemm_rs", OpKind::gemm_rs, "n", "k_local", "a",
                                                true};
   using FusedGemmSchedule::FusedGemmSchedule;
@@ -75,15 +85,6 @@ class GemmRsState final : public detail::FusedGemmSchedule<GemmRsState> {
   }
 
  private:
-  // fused_sequential with push: every block computes, publishes and sums its tiles.
-  struct Kernel {
-    template <class TA, class TB>
-    TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
-                                        tdo::GemmRsArgs<TA, TB> args) const {
-      tdo::gemm_rs(blk, ctx, args, blk.block_id());
-    }
-  };
-
   bool own_kernel() const {
     return overlap.pattern == OverlapPattern::fused_sequential &&
            overlap.direction == CommDirection::push;
