@@ -197,36 +197,19 @@ TESSERA_KERNEL_CODE void rma_impl(G g, const Context& ctx, Tile<T> dst, Tile<con
   }
 }
 
+// The body of rma.hpp's transfers (TESSERA_DEVICE_TRANSFERS), `what` naming the call. Mapped
+// peers: the copy is done by the issuing threads, so an nbi call completes before it returns;
+// quiet and fence then only order. Proxy peers: nbi calls return once the descriptors are in the
+// ring; fence queues a fence descriptor, quiet waits for every ticket. A blocking call also syncs
+// the group, so each thread returns once the whole transfer is done.
+template <ProxyOp kOp, bool kBlocking, class G, class T>
+TESSERA_KERNEL_CODE void transfer(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
+                                  const char* what) {
+  rma_impl<kOp>(g, ctx, dst, src, pe, what, kBlocking);
+  if constexpr (kBlocking) g.sync();
+}
+
 }  // namespace detail
-
-template <class G, class T>
-TESSERA_KERNEL_CODE void put(G g, const Context& ctx, Tile<T> dst,
-                             detail::identity_t<Tile<const T>> src, int pe) {
-  detail::rma_impl<ProxyOp::put>(g, ctx, dst, src, pe, "put");
-  g.sync();
-}
-
-template <class G, class T>
-TESSERA_KERNEL_CODE void get(G g, const Context& ctx, Tile<T> dst,
-                             detail::identity_t<Tile<const T>> src, int pe) {
-  detail::rma_impl<ProxyOp::get>(g, ctx, dst, src, pe, "get");
-  g.sync();
-}
-
-// Mapped peers: the copy is done by the issuing threads, so an nbi call completes before it
-// returns; quiet and fence then only order. Proxy peers: nbi calls return once the descriptors
-// are in the ring; fence queues a fence descriptor, quiet waits for every ticket.
-template <class G, class T>
-TESSERA_KERNEL_CODE void put_nbi(G g, const Context& ctx, Tile<T> dst,
-                                 detail::identity_t<Tile<const T>> src, int pe) {
-  detail::rma_impl<ProxyOp::put>(g, ctx, dst, src, pe, "put_nbi", false);
-}
-
-template <class G, class T>
-TESSERA_KERNEL_CODE void get_nbi(G g, const Context& ctx, Tile<T> dst,
-                                 detail::identity_t<Tile<const T>> src, int pe) {
-  detail::rma_impl<ProxyOp::get>(g, ctx, dst, src, pe, "get_nbi", false);
-}
 
 namespace detail {
 TESSERA_KERNEL_CODE inline void proxy_fence(const Context& ctx) {
@@ -265,5 +248,5 @@ TESSERA_KERNEL_CODE void quiet(G g, const Context& ctx) {
 
 }  // namespace tessera::device
 
-// The pointer, byte and scalar forms, over rma_impl above.
+// The transfers and the scalar forms, over transfer and rma_impl above.
 #include "tessera/device/impl/rma_forms_funcs.hpp"
