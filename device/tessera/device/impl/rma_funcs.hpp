@@ -183,7 +183,7 @@ TESSERA_KERNEL_CODE void transfer_tile(G g, const Context& ctx, Tile<H> heap, Ti
 }
 
 // The body of every put (kOp = ProxyOp::put) and get (ProxyOp::get), `what` naming the call in
-// diagnostics. `wait` matters for the proxy alone: see put_nbi.
+// diagnostics. `wait` matters for the proxy alone: see transfer.
 template <ProxyOp kOp, class G, class T>
 TESSERA_KERNEL_CODE void rma_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
                                   const char* what, bool wait = true) {
@@ -209,9 +209,6 @@ TESSERA_KERNEL_CODE void transfer(G g, const Context& ctx, Tile<T> dst, Tile<con
   if constexpr (kBlocking) g.sync();
 }
 
-}  // namespace detail
-
-namespace detail {
 TESSERA_KERNEL_CODE inline void proxy_fence(const Context& ctx) {
   if (ctx.proxy == nullptr) return;
   proxy_push(ctx, encode_proxy_fence(ctx.my_pe), "fence");
