@@ -31,26 +31,40 @@ template <AtomicWord T>
 TESSERA_KERNEL_CODE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem = Sem::acquire,
                                   Scope scope = Scope::system);
 
-// Writes `value` to the word on `pe`; with release, a PE that acquires it sees the caller's
-// earlier writes.
-template <AtomicWord T>
-TESSERA_KERNEL_CODE void atomic_store(const Context& ctx, T* dst, detail::identity_t<T> value,
-                                      int pe, Sem sem = Sem::release, Scope scope = Scope::system);
+// The atomics of one operand, one row each: X(name, Word, Result, default Sem, kind), declared as
+//   template <Word T>
+//   Result name(const Context& ctx, T* dst, identity_t<T> value, int pe,
+//               Sem sem = Sem::<default Sem>, Scope scope = Scope::system);
+// `kind` is the operation as the network proxy's wire names it (ProxyAmo); a void Result asks
+// for nothing back, so the proxy need not wait for a reply and a GPU may issue a reduction.
+//   atomic_store      writes `value` to the word on `pe`; with release, a PE that acquires it
+//                     sees the caller's earlier writes.
+//   atomic_fetch_add  adds `value` on `pe` and returns the previous value (float/double: rounded
+//                     as one IEEE add).
+//   atomic_add        adds `value` on `pe` (no result returned, so GPUs can issue it as a
+//                     reduction).
+//   atomic_exchange   replaces the word on `pe` with `value` and returns the previous value.
+//   atomic_fetch_and, atomic_fetch_or, atomic_fetch_xor: bitwise and/or/xor `value` into the word
+//                     on `pe`; return the previous value.
+//   atomic_fetch_min, atomic_fetch_max: store min/max(word, value) on `pe` (signed or unsigned as
+//                     T); return the previous value.
+#define TESSERA_DEVICE_OPERAND_ATOMICS(X)              \
+  X(atomic_store, AtomicWord, void, release, store)    \
+  X(atomic_fetch_add, AtomicAddend, T, acq_rel, add)   \
+  X(atomic_add, AtomicAddend, void, acq_rel, add)      \
+  X(atomic_exchange, AtomicWord, T, acq_rel, exchange) \
+  X(atomic_fetch_and, AtomicWord, T, acq_rel, and_)    \
+  X(atomic_fetch_or, AtomicWord, T, acq_rel, or_)      \
+  X(atomic_fetch_xor, AtomicWord, T, acq_rel, xor_)    \
+  X(atomic_fetch_min, AtomicWord, T, acq_rel, min)     \
+  X(atomic_fetch_max, AtomicWord, T, acq_rel, max)
 
-// Adds `value` on `pe` and returns the previous value (float/double: rounded as one IEEE add).
-template <AtomicAddend T>
-TESSERA_KERNEL_CODE T atomic_fetch_add(const Context& ctx, T* dst, detail::identity_t<T> value,
-                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
-
-// Adds `value` on `pe` (no result returned, so GPUs can issue it as a reduction).
-template <AtomicAddend T>
-TESSERA_KERNEL_CODE void atomic_add(const Context& ctx, T* dst, detail::identity_t<T> value, int pe,
-                                    Sem sem = Sem::acq_rel, Scope scope = Scope::system);
-
-// Replaces the word on `pe` with `value` and returns the previous value.
-template <AtomicWord T>
-TESSERA_KERNEL_CODE T atomic_exchange(const Context& ctx, T* dst, detail::identity_t<T> value,
-                                      int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
+#define TESSERA_DEVICE_DECLARE_OPERAND_ATOMIC(name, Word, Result, default_sem, kind)               \
+  template <Word T>                                                                                \
+  TESSERA_KERNEL_CODE Result name(const Context& ctx, T* dst, detail::identity_t<T> value, int pe, \
+                                  Sem sem = Sem::default_sem, Scope scope = Scope::system);
+TESSERA_DEVICE_OPERAND_ATOMICS(TESSERA_DEVICE_DECLARE_OPERAND_ATOMIC)
+#undef TESSERA_DEVICE_DECLARE_OPERAND_ATOMIC
 
 // Stores `desired` on `pe` if the word equals `expected`; returns the value seen (the swap
 // happened iff it equals `expected`).
@@ -59,25 +73,6 @@ TESSERA_KERNEL_CODE T atomic_compare_exchange(const Context& ctx, T* dst,
                                               detail::identity_t<T> expected,
                                               detail::identity_t<T> desired, int pe,
                                               Sem sem = Sem::acq_rel, Scope scope = Scope::system);
-
-// Bitwise and/or/xor `value` into the word on `pe`; return the previous value.
-template <AtomicWord T>
-TESSERA_KERNEL_CODE T atomic_fetch_and(const Context& ctx, T* dst, detail::identity_t<T> value,
-                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
-template <AtomicWord T>
-TESSERA_KERNEL_CODE T atomic_fetch_or(const Context& ctx, T* dst, detail::identity_t<T> value,
-                                      int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
-template <AtomicWord T>
-TESSERA_KERNEL_CODE T atomic_fetch_xor(const Context& ctx, T* dst, detail::identity_t<T> value,
-                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
-
-// Stores min/max(word, value) on `pe` (signed or unsigned as T); returns the previous value.
-template <AtomicWord T>
-TESSERA_KERNEL_CODE T atomic_fetch_min(const Context& ctx, T* dst, detail::identity_t<T> value,
-                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
-template <AtomicWord T>
-TESSERA_KERNEL_CODE T atomic_fetch_max(const Context& ctx, T* dst, detail::identity_t<T> value,
-                                       int pe, Sem sem = Sem::acq_rel, Scope scope = Scope::system);
 
 }  // namespace tessera::device
 

@@ -12,60 +12,38 @@
 
 namespace tessera::device {
 
-// Copies local `src` into symmetric `dst` on `pe`; on return `src` is reusable and the data is
-// visible to `pe` once a later release (fence + signal, put_signal, quiet, barrier) is acquired.
-template <class G, class T>
-TESSERA_KERNEL_CODE void put(G g, const Context& ctx, Tile<T> dst,
-                             detail::identity_t<Tile<const T>> src, int pe);
+// The transfers, one row each: X(name, byte form's name, ProxyOp, blocking). Every row is
+// declared in three forms, the threads of `g` calling together and sharing the copy:
+//   name(g, ctx, Tile<T> dst, Tile<const T> src, int pe): tiles of one shape;
+//   name(g, ctx, T* dst, const T* src, std::size_t count, int pe): `count` contiguous elements,
+//       no Tile (the same paths as a 1 x count tile);
+//   <byte form's name>(g, ctx, void* dst, const void* src, std::size_t bytes, int pe): `bytes`
+//       bytes between local memory and the symmetric heap on `pe`.
+//   put      copies local `src` into symmetric `dst` on `pe`; on return `src` is reusable and the
+//            data is visible to `pe` once a later release (fence + signal, put_signal, quiet,
+//            barrier) is acquired.
+//   get      copies symmetric `src` on `pe` into local `dst`; on return `dst` holds the data.
+//   put_nbi  put that may return before the copy is done; it is complete (src reusable, data
+//            delivered) after quiet(), and ordered before later puts to the same PE by fence().
+//   get_nbi  get that may return before `dst` holds the data; `dst` is complete after quiet().
+#define TESSERA_DEVICE_TRANSFERS(X)  \
+  X(put, putmem, put, true)          \
+  X(get, getmem, get, true)          \
+  X(put_nbi, putmem_nbi, put, false) \
+  X(get_nbi, getmem_nbi, get, false)
 
-// Copies symmetric `src` on `pe` into local `dst`; on return `dst` holds the data.
-template <class G, class T>
-TESSERA_KERNEL_CODE void get(G g, const Context& ctx, Tile<T> dst,
-                             detail::identity_t<Tile<const T>> src, int pe);
-
-// put that may return before the copy is done; it is complete (src reusable, data delivered)
-// after quiet(), and ordered before later puts to the same PE by fence().
-template <class G, class T>
-TESSERA_KERNEL_CODE void put_nbi(G g, const Context& ctx, Tile<T> dst,
-                                 detail::identity_t<Tile<const T>> src, int pe);
-
-// get that may return before `dst` holds the data; `dst` is complete after quiet().
-template <class G, class T>
-TESSERA_KERNEL_CODE void get_nbi(G g, const Context& ctx, Tile<T> dst,
-                                 detail::identity_t<Tile<const T>> src, int pe);
-
-// --- pointer forms: `count` contiguous elements, no Tile (the same paths as a 1 x count tile) ---
-
-// put of `count` elements from local `src` into symmetric `dst` on `pe`; guarantees as put.
-template <class G, class T>
-TESSERA_KERNEL_CODE void put(G g, const Context& ctx, T* dst, detail::identity_t<const T*> src,
-                             std::size_t count, int pe);
-// get of `count` elements from symmetric `src` on `pe` into local `dst`; complete on return.
-template <class G, class T>
-TESSERA_KERNEL_CODE void get(G g, const Context& ctx, T* dst, detail::identity_t<const T*> src,
-                             std::size_t count, int pe);
-// put_nbi / get_nbi of `count` elements; complete after quiet(), as the tile forms.
-template <class G, class T>
-TESSERA_KERNEL_CODE void put_nbi(G g, const Context& ctx, T* dst, detail::identity_t<const T*> src,
-                                 std::size_t count, int pe);
-template <class G, class T>
-TESSERA_KERNEL_CODE void get_nbi(G g, const Context& ctx, T* dst, detail::identity_t<const T*> src,
-                                 std::size_t count, int pe);
-
-// Byte forms: `bytes` bytes between local memory and the symmetric heap on `pe`, guarantees as
-// put / get / put_nbi / get_nbi.
-template <class G>
-TESSERA_KERNEL_CODE void putmem(G g, const Context& ctx, void* dst, const void* src,
-                                std::size_t bytes, int pe);
-template <class G>
-TESSERA_KERNEL_CODE void getmem(G g, const Context& ctx, void* dst, const void* src,
-                                std::size_t bytes, int pe);
-template <class G>
-TESSERA_KERNEL_CODE void putmem_nbi(G g, const Context& ctx, void* dst, const void* src,
-                                    std::size_t bytes, int pe);
-template <class G>
-TESSERA_KERNEL_CODE void getmem_nbi(G g, const Context& ctx, void* dst, const void* src,
-                                    std::size_t bytes, int pe);
+#define TESSERA_DEVICE_DECLARE_TRANSFER(name, byte_name, op, blocking)                             \
+  template <class G, class T>                                                                      \
+  TESSERA_KERNEL_CODE void name(G g, const Context& ctx, Tile<T> dst,                              \
+                                detail::identity_t<Tile<const T>> src, int pe);                    \
+  template <class G, class T>                                                                      \
+  TESSERA_KERNEL_CODE void name(G g, const Context& ctx, T* dst, detail::identity_t<const T*> src, \
+                                std::size_t count, int pe);                                        \
+  template <class G>                                                                               \
+  TESSERA_KERNEL_CODE void byte_name(G g, const Context& ctx, void* dst, const void* src,          \
+                                     std::size_t bytes, int pe);
+TESSERA_DEVICE_TRANSFERS(TESSERA_DEVICE_DECLARE_TRANSFER)
+#undef TESSERA_DEVICE_DECLARE_TRANSFER
 
 // --- scalar forms, called by one thread ---
 

@@ -253,6 +253,19 @@ TESSERA_KERNEL_CODE inline void barrier_arrive_and_wait(const Context& ctx, cons
   barrier_wait(ctx, s, n, what);
 }
 
+// Run by one thread of the entering group once its barrier's site is known (the whole job's or
+// a team's): in checked mode it claims the site for the group, then arrives and waits, then
+// gives the claim back.
+template <class G>
+TESSERA_KERNEL_CODE void barrier_at_site(G g, const Context& ctx, const BarrierSite& s,
+                                         const char* what) {
+  const std::uint64_t tag = ctx.checked() ? group_tag(g) : 0;
+  if (ctx.checked()) claim_barrier(ctx, s, what, tag);
+  barrier_arrive_and_wait(ctx, s, what);
+  if (ctx.checked())
+    platform::atomic_store(s.occupant, std::uint64_t{0}, Sem::release, Scope::device);
+}
+
 template <class G>
 TESSERA_KERNEL_CODE void barrier_impl(G g, const Context& ctx, const char* what) {
   g.sync();
@@ -264,12 +277,7 @@ TESSERA_KERNEL_CODE void barrier_impl(G g, const Context& ctx, const char* what)
       platform::report_failure(FailureCode::invalid_argument, m.c_str());
     }
     check_abort(ctx, what);
-    const BarrierSite s = world_site(ctx);
-    const std::uint64_t tag = ctx.checked() ? group_tag(g) : 0;
-    if (ctx.checked()) claim_barrier(ctx, s, what, tag);
-    barrier_arrive_and_wait(ctx, s, what);
-    if (ctx.checked())
-      platform::atomic_store(s.occupant, std::uint64_t{0}, Sem::release, Scope::device);
+    barrier_at_site(g, ctx, world_site(ctx), what);
   }
   g.sync();
 }
@@ -294,12 +302,7 @@ TESSERA_KERNEL_CODE void team_barrier_impl(G g, const Context& ctx, const Team& 
       platform::report_failure(FailureCode::invalid_argument, m.c_str());
     }
     check_abort(ctx, what);
-    const BarrierSite s = team_site(words, team);
-    const std::uint64_t tag = ctx.checked() ? group_tag(g) : 0;
-    if (ctx.checked()) claim_barrier(ctx, s, what, tag);
-    barrier_arrive_and_wait(ctx, s, what);
-    if (ctx.checked())
-      platform::atomic_store(s.occupant, std::uint64_t{0}, Sem::release, Scope::device);
+    barrier_at_site(g, ctx, team_site(words, team), what);
   }
   g.sync();
 }

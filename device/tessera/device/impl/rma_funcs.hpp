@@ -162,66 +162,53 @@ TESSERA_KERNEL_CODE void proxy_tile(G g, const Context& ctx, ProxyOp op, Tile<H>
   if (wait && pushed) proxy_wait_completed(ctx, last + 1, what);
 }
 
-template <class G, class T>
-TESSERA_KERNEL_CODE void put_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
-                                  const char* what, bool wait = true) {
-  static_assert(is_group_v<G>, "the first argument is a group: Thread, Warp or Block");
-  check_shapes(ctx, dst, src, what);
-  check_in_heap(ctx, dst.data, dst.extent_bytes(), what, "destination tile");
+// A tile transfer with the symmetric heap of `pe`: `heap` is the tile there (put's destination,
+// get's source), `local` the other end. Checks `heap`, then hands the transfer to the network
+// proxy or copies through the mapped address.
+template <ProxyOp kOp, class G, class H, class L>
+TESSERA_KERNEL_CODE void transfer_tile(G g, const Context& ctx, Tile<H> heap, Tile<L> local, int pe,
+                                       const char* what, bool wait) {
+  check_in_heap(ctx, heap.data, heap.extent_bytes(), what,
+                kOp == ProxyOp::put ? "destination tile" : "source tile");
   if (use_proxy(ctx, pe, what)) {
-    proxy_tile(g, ctx, ProxyOp::put, dst, src, pe, wait, what);
+    proxy_tile(g, ctx, kOp, heap, local, pe, wait, what);
     return;
   }
-  Tile<T> remote = dst.with_data(translate(ctx, dst.data, pe, what));
-  copy_tile(g, remote, src);
+  const Tile<H> remote = heap.with_data(translate(ctx, heap.data, pe, what));
+  if constexpr (kOp == ProxyOp::put) {
+    copy_tile(g, remote, local);
+  } else {
+    copy_tile(g, local, remote);
+  }
 }
 
-template <class G, class T>
-TESSERA_KERNEL_CODE void get_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
+// The body of every put (kOp = ProxyOp::put) and get (ProxyOp::get), `what` naming the call in
+// diagnostics. `wait` matters for the proxy alone: see transfer.
+template <ProxyOp kOp, class G, class T>
+TESSERA_KERNEL_CODE void rma_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
                                   const char* what, bool wait = true) {
   static_assert(is_group_v<G>, "the first argument is a group: Thread, Warp or Block");
+  static_assert(kOp == ProxyOp::put || kOp == ProxyOp::get, "a tile transfer is a put or a get");
   check_shapes(ctx, dst, src, what);
-  check_in_heap(ctx, src.data, src.extent_bytes(), what, "source tile");
-  if (use_proxy(ctx, pe, what)) {
-    proxy_tile(g, ctx, ProxyOp::get, src, dst, pe, wait, what);
-    return;
+  if constexpr (kOp == ProxyOp::put) {
+    transfer_tile<kOp>(g, ctx, dst, src, pe, what, wait);
+  } else {
+    transfer_tile<kOp>(g, ctx, src, dst, pe, what, wait);
   }
-  Tile<const T> remote = src.with_data(translate(ctx, src.data, pe, what));
-  copy_tile(g, dst, remote);
 }
 
-}  // namespace detail
-
-template <class G, class T>
-TESSERA_KERNEL_CODE void put(G g, const Context& ctx, Tile<T> dst,
-                             detail::identity_t<Tile<const T>> src, int pe) {
-  detail::put_impl(g, ctx, dst, src, pe, "put");
-  g.sync();
+// The body of rma.hpp's transfers (TESSERA_DEVICE_TRANSFERS), `what` naming the call. Mapped
+// peers: the copy is done by the issuing threads, so an nbi call completes before it returns;
+// quiet and fence then only order. Proxy peers: nbi calls return once the descriptors are in the
+// ring; fence queues a fence descriptor, quiet waits for every ticket. A blocking call also syncs
+// the group, so each thread returns once the whole transfer is done.
+template <ProxyOp kOp, bool kBlocking, class G, class T>
+TESSERA_KERNEL_CODE void transfer(G g, const Context& ctx, Tile<T> dst, Tile<const T> src, int pe,
+                                  const char* what) {
+  rma_impl<kOp>(g, ctx, dst, src, pe, what, kBlocking);
+  if constexpr (kBlocking) g.sync();
 }
 
-template <class G, class T>
-TESSERA_KERNEL_CODE void get(G g, const Context& ctx, Tile<T> dst,
-                             detail::identity_t<Tile<const T>> src, int pe) {
-  detail::get_impl(g, ctx, dst, src, pe, "get");
-  g.sync();
-}
-
-// Mapped peers: the copy is done by the issuing threads, so an nbi call completes before it
-// returns; quiet and fence then only order. Proxy peers: nbi calls return once the descriptors
-// are in the ring; fence queues a fence descriptor, quiet waits for every ticket.
-template <class G, class T>
-TESSERA_KERNEL_CODE void put_nbi(G g, const Context& ctx, Tile<T> dst,
-                                 detail::identity_t<Tile<const T>> src, int pe) {
-  detail::put_impl(g, ctx, dst, src, pe, "put_nbi", false);
-}
-
-template <class G, class T>
-TESSERA_KERNEL_CODE void get_nbi(G g, const Context& ctx, Tile<T> dst,
-                                 detail::identity_t<Tile<const T>> src, int pe) {
-  detail::get_impl(g, ctx, dst, src, pe, "get_nbi", false);
-}
-
-namespace detail {
 TESSERA_KERNEL_CODE inline void proxy_fence(const Context& ctx) {
   if (ctx.proxy == nullptr) return;
   proxy_push(ctx, encode_proxy_fence(ctx.my_pe), "fence");
@@ -258,5 +245,5 @@ TESSERA_KERNEL_CODE void quiet(G g, const Context& ctx) {
 
 }  // namespace tessera::device
 
-// The pointer, byte and scalar forms, over put_impl / get_impl above.
+// The transfers and the scalar forms, over transfer and rma_impl above.
 #include "tessera/device/impl/rma_forms_funcs.hpp"

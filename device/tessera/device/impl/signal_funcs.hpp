@@ -254,33 +254,37 @@ TESSERA_KERNEL_CODE void proxy_put_signal(G g, const Context& ctx, Tile<T> dst, 
   if (g.rank() == 0) signal(ctx, sig, value, op, pe, Sem::release, Scope::system);
 }
 
+// put_signal and put_signal_nbi. `wait` matters for the proxy alone: a mapped peer's copy is done
+// by the issuing threads, so both forms return with `src` reusable.
+template <class G, class T>
+TESSERA_KERNEL_CODE void put_signal_impl(G g, const Context& ctx, Tile<T> dst, Tile<const T> src,
+                                         std::uint64_t* sig, std::uint64_t value, SignalOp op,
+                                         int pe, bool wait) {
+  check_in_heap(ctx, sig, sizeof(std::uint64_t), "put_signal", "signal");
+  if (use_proxy(ctx, pe, "put_signal")) {
+    proxy_put_signal(g, ctx, dst, src, sig, value, op, pe, wait);
+    return;
+  }
+  rma_impl<ProxyOp::put>(g, ctx, dst, src, pe, "put_signal");
+  // Every thread's part of the tile is written before the one release store below.
+  g.sync();
+  if (g.rank() == 0) signal(ctx, sig, value, op, pe, Sem::release, Scope::system);
+}
+
 }  // namespace detail
 
 template <class G, class T>
 TESSERA_KERNEL_CODE void put_signal(G g, const Context& ctx, Tile<T> dst,
                                     detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
                                     std::uint64_t value, SignalOp op, int pe) {
-  detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "put_signal", "signal");
-  if (detail::use_proxy(ctx, pe, "put_signal")) {
-    detail::proxy_put_signal(g, ctx, dst, src, sig, value, op, pe, true);
-    return;
-  }
-  put_signal_nbi(g, ctx, dst, src, sig, value, op, pe);
+  detail::put_signal_impl(g, ctx, dst, src, sig, value, op, pe, true);
 }
 
 template <class G, class T>
 TESSERA_KERNEL_CODE void put_signal_nbi(G g, const Context& ctx, Tile<T> dst,
                                         detail::identity_t<Tile<const T>> src, std::uint64_t* sig,
                                         std::uint64_t value, SignalOp op, int pe) {
-  detail::check_in_heap(ctx, sig, sizeof(std::uint64_t), "put_signal", "signal");
-  if (detail::use_proxy(ctx, pe, "put_signal")) {
-    detail::proxy_put_signal(g, ctx, dst, src, sig, value, op, pe, false);
-    return;
-  }
-  detail::put_impl(g, ctx, dst, src, pe, "put_signal");
-  // Every thread's part of the tile is written before the one release store below.
-  g.sync();
-  if (g.rank() == 0) signal(ctx, sig, value, op, pe, Sem::release, Scope::system);
+  detail::put_signal_impl(g, ctx, dst, src, sig, value, op, pe, false);
 }
 
 template <class G, class T>

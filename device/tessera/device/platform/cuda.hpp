@@ -78,35 +78,16 @@ __device__ inline void atomic_store(T* p, T v, Sem sem, Scope scope) {
   });
 }
 
-template <class T>
-__device__ inline T atomic_fetch_add(T* p, T v, Sem sem, Scope scope) {
-  return detail::with_scope(p, scope,
-                            [=](auto ref) { return ref.fetch_add(v, detail::cuda_order(sem)); });
-}
-
-template <class T>
-__device__ inline T atomic_fetch_and(T* p, T v, Sem sem, Scope scope) {
-  return detail::with_scope(p, scope,
-                            [=](auto ref) { return ref.fetch_and(v, detail::cuda_order(sem)); });
-}
-
-template <class T>
-__device__ inline T atomic_fetch_or(T* p, T v, Sem sem, Scope scope) {
-  return detail::with_scope(p, scope,
-                            [=](auto ref) { return ref.fetch_or(v, detail::cuda_order(sem)); });
-}
-
-template <class T>
-__device__ inline T atomic_fetch_xor(T* p, T v, Sem sem, Scope scope) {
-  return detail::with_scope(p, scope,
-                            [=](auto ref) { return ref.fetch_xor(v, detail::cuda_order(sem)); });
-}
-
-template <class T>
-__device__ inline T atomic_exchange(T* p, T v, Sem sem, Scope scope) {
-  return detail::with_scope(p, scope,
-                            [=](auto ref) { return ref.exchange(v, detail::cuda_order(sem)); });
-}
+// atomic_fetch_add, _and, _or, _xor, atomic_exchange, atomic_fetch_min, _max: cuda::atomic_ref's
+// member of the same name at the thread scope `scope` names.
+#define TESSERA_CUDA_RMW(op)                                                                 \
+  template <class T>                                                                         \
+  __device__ inline T atomic_##op(T* p, T v, Sem sem, Scope scope) {                         \
+    return detail::with_scope(p, scope,                                                      \
+                              [=](auto ref) { return ref.op(v, detail::cuda_order(sem)); }); \
+  }
+TESSERA_GPU_RMW_OPS(TESSERA_CUDA_RMW)
+#undef TESSERA_CUDA_RMW
 
 // Returns the value seen; the swap happened iff it equals `expected`.
 template <class T>
@@ -117,18 +98,6 @@ __device__ inline T atomic_compare_exchange(T* p, T expected, T desired, Sem sem
                                 detail::cuda_load_order(sem));
     return seen;
   });
-}
-
-template <class T>
-__device__ inline T atomic_fetch_min(T* p, T v, Sem sem, Scope scope) {
-  return detail::with_scope(p, scope,
-                            [=](auto ref) { return ref.fetch_min(v, detail::cuda_order(sem)); });
-}
-
-template <class T>
-__device__ inline T atomic_fetch_max(T* p, T v, Sem sem, Scope scope) {
-  return detail::with_scope(p, scope,
-                            [=](auto ref) { return ref.fetch_max(v, detail::cuda_order(sem)); });
 }
 
 // A fence of the given semantics at `scope` (fence.acq_rel.cta/gpu/sys); relaxed is a no-op.
@@ -195,16 +164,7 @@ __device__ inline std::uint64_t warp_broadcast(std::uint64_t v) {
   return __shfl_sync(0xffffffffu, static_cast<unsigned long long>(v), 0);
 }
 
-// Copies one element of 1, 2, 4 or 8 bytes as a single relaxed atomic store at system scope.
-template <std::size_t kBytes>
-__device__ inline void copy_word_relaxed(void* dst, const void* src) {
-  using Word = detail::word_t<kBytes>;
-  static_assert(sizeof(Word) == kBytes, "copy_word_relaxed takes 1, 2, 4 or 8 bytes");
-  Word w;
-  __builtin_memcpy(&w, src, kBytes);
-  cuda::atomic_ref<Word, cuda::thread_scope_system>(*static_cast<Word*>(dst))
-      .store(w, cuda::std::memory_order_relaxed);
-}
+// copy_word_relaxed: gpu_copy.hpp.
 
 // --- capabilities ---
 

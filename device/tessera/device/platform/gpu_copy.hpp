@@ -1,5 +1,6 @@
-// The part of the platform layer that CUDA's and HIP's device passes share: bulk copies in the
-// widest accesses both sides' alignment allows, the block broadcast, the block index and the
+// The part of the platform layer that CUDA's and HIP's device passes share: the list of
+// read-modify-write atomics each defines, bulk copies in the widest accesses both sides'
+// alignment allows, the one-word relaxed copy, the block broadcast, the block index and the
 // cooperative grid sync, and the (empty) time-split probe. Device-pass code only (__device__).
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "tessera/device/order.hpp"
 #include "tessera/device/platform/macros.hpp"
 
 #if TESSERA_DEVICE_COMPILE
@@ -21,7 +23,17 @@
 #include <cooperative_groups.h>
 #endif
 
+// The read-modify-write atomics of one operand, X(op): cuda.hpp and hip.hpp each define
+// atomic_<op>(T* p, T v, Sem sem, Scope scope), returning the previous value, from their
+// atomic_ref member or builtin of the same name.
+#define TESSERA_GPU_RMW_OPS(X) \
+  X(fetch_add) X(fetch_and) X(fetch_or) X(fetch_xor) X(exchange) X(fetch_min) X(fetch_max)
+
 namespace tessera::device::platform {
+
+// The scoped atomic store of each GPU branch (cuda.hpp, hip.hpp), which copy_word_relaxed uses.
+template <class T>
+__device__ inline void atomic_store(T* p, T v, Sem sem, Scope scope);
 
 namespace detail {
 
@@ -78,6 +90,16 @@ __attribute__((noinline)) __device__ inline void copy_bytes(void* dst, const voi
   } else {
     detail::copy_bytes_as<std::uint8_t>(d, s, bytes);
   }
+}
+
+// Copies one element of 1, 2, 4 or 8 bytes as a single relaxed atomic store at system scope.
+template <std::size_t kBytes>
+__device__ inline void copy_word_relaxed(void* dst, const void* src) {
+  using Word = detail::word_t<kBytes>;
+  static_assert(sizeof(Word) == kBytes, "copy_word_relaxed takes 1, 2, 4 or 8 bytes");
+  Word w;
+  __builtin_memcpy(&w, src, kBytes);
+  platform::atomic_store(static_cast<Word*>(dst), w, Sem::relaxed, Scope::system);
 }
 
 // The value thread 0 holds, in every thread of the block, through one shared word; the barriers

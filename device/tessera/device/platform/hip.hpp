@@ -93,27 +93,23 @@ __device__ inline void atomic_store(T* p, T v, Sem sem, Scope scope) {
 #undef TESSERA_HIP_CALL
 }
 
-#define TESSERA_HIP_RMW(name, builtin)                             \
-  template <class T>                                               \
-  __device__ inline T name(T* p, T v, Sem sem, Scope scope) {      \
-    const int order = detail::hip_order(sem);                      \
-    switch (scope) {                                               \
-      case Scope::block:                                           \
-        return builtin(p, v, order, __HIP_MEMORY_SCOPE_WORKGROUP); \
-      case Scope::device:                                          \
-        return builtin(p, v, order, __HIP_MEMORY_SCOPE_AGENT);     \
-      case Scope::system:                                          \
-        break;                                                     \
-    }                                                              \
-    return builtin(p, v, order, __HIP_MEMORY_SCOPE_SYSTEM);        \
+// atomic_fetch_add, _and, _or, _xor, atomic_exchange, atomic_fetch_min, _max: the
+// __hip_atomic_* builtin of the same name.
+#define TESSERA_HIP_RMW(op)                                                  \
+  template <class T>                                                         \
+  __device__ inline T atomic_##op(T* p, T v, Sem sem, Scope scope) {         \
+    const int order = detail::hip_order(sem);                                \
+    switch (scope) {                                                         \
+      case Scope::block:                                                     \
+        return __hip_atomic_##op(p, v, order, __HIP_MEMORY_SCOPE_WORKGROUP); \
+      case Scope::device:                                                    \
+        return __hip_atomic_##op(p, v, order, __HIP_MEMORY_SCOPE_AGENT);     \
+      case Scope::system:                                                    \
+        break;                                                               \
+    }                                                                        \
+    return __hip_atomic_##op(p, v, order, __HIP_MEMORY_SCOPE_SYSTEM);        \
   }
-TESSERA_HIP_RMW(atomic_fetch_add, __hip_atomic_fetch_add)
-TESSERA_HIP_RMW(atomic_fetch_and, __hip_atomic_fetch_and)
-TESSERA_HIP_RMW(atomic_fetch_or, __hip_atomic_fetch_or)
-TESSERA_HIP_RMW(atomic_fetch_xor, __hip_atomic_fetch_xor)
-TESSERA_HIP_RMW(atomic_exchange, __hip_atomic_exchange)
-TESSERA_HIP_RMW(atomic_fetch_min, __hip_atomic_fetch_min)
-TESSERA_HIP_RMW(atomic_fetch_max, __hip_atomic_fetch_max)
+TESSERA_GPU_RMW_OPS(TESSERA_HIP_RMW)
 #undef TESSERA_HIP_RMW
 
 // Returns the value seen; the swap happened iff it equals `expected`.
@@ -197,15 +193,7 @@ __device__ inline std::uint64_t warp_broadcast(std::uint64_t v) {
   return static_cast<std::uint64_t>(__shfl(static_cast<unsigned long long>(v), 0));
 }
 
-// Copies one element of 1, 2, 4 or 8 bytes as a single relaxed atomic store at system scope.
-template <std::size_t kBytes>
-__device__ inline void copy_word_relaxed(void* dst, const void* src) {
-  using Word = detail::word_t<kBytes>;
-  static_assert(sizeof(Word) == kBytes, "copy_word_relaxed takes 1, 2, 4 or 8 bytes");
-  Word w;
-  __builtin_memcpy(&w, src, kBytes);
-  __hip_atomic_store(static_cast<Word*>(dst), w, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
-}
+// copy_word_relaxed: gpu_copy.hpp.
 
 // --- capabilities ---
 

@@ -57,30 +57,19 @@ TESSERA_HOST_DEVICE inline void atomic_store(T* p, T v, Sem sem, Scope) {
   std::atomic_ref<T>(*p).store(v, store_order(sem));
 }
 
-template <class T>
-TESSERA_HOST_DEVICE inline T atomic_fetch_add(T* p, T v, Sem sem, Scope) {
-  return std::atomic_ref<T>(*p).fetch_add(v, to_std(sem));
-}
-
-template <class T>
-TESSERA_HOST_DEVICE inline T atomic_fetch_and(T* p, T v, Sem sem, Scope) {
-  return std::atomic_ref<T>(*p).fetch_and(v, to_std(sem));
-}
-
-template <class T>
-TESSERA_HOST_DEVICE inline T atomic_fetch_or(T* p, T v, Sem sem, Scope) {
-  return std::atomic_ref<T>(*p).fetch_or(v, to_std(sem));
-}
-
-template <class T>
-TESSERA_HOST_DEVICE inline T atomic_fetch_xor(T* p, T v, Sem sem, Scope) {
-  return std::atomic_ref<T>(*p).fetch_xor(v, to_std(sem));
-}
-
-template <class T>
-TESSERA_HOST_DEVICE inline T atomic_exchange(T* p, T v, Sem sem, Scope) {
-  return std::atomic_ref<T>(*p).exchange(v, to_std(sem));
-}
+// atomic_fetch_add, _and, _or, _xor and atomic_exchange: std::atomic_ref's member of the same
+// name.
+#define TESSERA_HOST_RMW(op)                                            \
+  template <class T>                                                    \
+  TESSERA_HOST_DEVICE inline T atomic_##op(T* p, T v, Sem sem, Scope) { \
+    return std::atomic_ref<T>(*p).op(v, to_std(sem));                   \
+  }
+TESSERA_HOST_RMW(fetch_add)
+TESSERA_HOST_RMW(fetch_and)
+TESSERA_HOST_RMW(fetch_or)
+TESSERA_HOST_RMW(fetch_xor)
+TESSERA_HOST_RMW(exchange)
+#undef TESSERA_HOST_RMW
 
 // Returns the value seen; the swap happened iff it equals `expected`.
 template <class T>
@@ -89,22 +78,28 @@ TESSERA_HOST_DEVICE inline T atomic_compare_exchange(T* p, T expected, T desired
   return expected;
 }
 
-template <class T>
-TESSERA_HOST_DEVICE inline T atomic_fetch_min(T* p, T v, Sem sem, Scope) {
+// atomic_fetch_min and atomic_fetch_max, which std::atomic_ref lacks before C++26: a
+// compare-exchange loop that stores `v` while it beats the word (`beats(v, seen)`: v < seen for
+// min, v > seen for max) and returns the last value seen.
+namespace detail {
+template <class T, class Beats>
+TESSERA_HOST_DEVICE inline T atomic_fetch_extreme(T* p, T v, Sem sem, Beats beats) {
   std::atomic_ref<T> ref(*p);
   T seen = ref.load(std::memory_order_relaxed);
-  while (v < seen && !ref.compare_exchange_weak(seen, v, to_std(sem), load_order(sem))) {
+  while (beats(v, seen) && !ref.compare_exchange_weak(seen, v, to_std(sem), load_order(sem))) {
   }
   return seen;
+}
+}  // namespace detail
+
+template <class T>
+TESSERA_HOST_DEVICE inline T atomic_fetch_min(T* p, T v, Sem sem, Scope) {
+  return detail::atomic_fetch_extreme(p, v, sem, [](T a, T b) { return a < b; });
 }
 
 template <class T>
 TESSERA_HOST_DEVICE inline T atomic_fetch_max(T* p, T v, Sem sem, Scope) {
-  std::atomic_ref<T> ref(*p);
-  T seen = ref.load(std::memory_order_relaxed);
-  while (v > seen && !ref.compare_exchange_weak(seen, v, to_std(sem), load_order(sem))) {
-  }
-  return seen;
+  return detail::atomic_fetch_extreme(p, v, sem, [](T a, T b) { return a > b; });
 }
 
 // A fence of the given semantics; relaxed is a no-op.
