@@ -19,8 +19,7 @@ constexpr example::Operand kA{7, 13, 0, 17}, kB{5, 3, 11, 19};
 
 bool run(tessera::Runtime& rt, tessera::ops::AgGemm& op, example::Shape shape) {
   const int me = rt.pe(), n_pes = rt.n_pes();
-  const std::size_t m = shape.m, n_local = shape.n, k = shape.k;
-  const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
+  const std::size_t m = shape.m, n_local = shape.n, k = shape.k, m_local = shape.m_per_pe(n_pes);
   const std::vector<float> a_shard =
       kA.rows_of(0, static_cast<std::size_t>(me) * m_local, m_local, k);
   const std::vector<float> b = kB.rows_of(me, 0, k, n_local);

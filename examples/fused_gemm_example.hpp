@@ -21,6 +21,8 @@ namespace example {
 // C's shape as the example's command line gives it: argv[1..3], each defaulting to its own.
 struct Shape {
   std::size_t m, n, k;
+  // The rows of M each of n_pes PEs holds (ag_gemm's A, gemm_rs's C).
+  std::size_t m_per_pe(int n_pes) const { return m / static_cast<std::size_t>(n_pes); }
 };
 
 // A deterministic operand: element (row, col) of PE pe's copy is a value in [-0.5, 0.5) that

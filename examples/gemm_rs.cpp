@@ -18,8 +18,7 @@ constexpr example::Operand kA{7, 13, 3, 17}, kB{5, 3, 11, 19};
 
 bool run(tessera::Runtime& rt, tessera::ops::GemmRs& op, example::Shape shape) {
   const int me = rt.pe(), n_pes = rt.n_pes();
-  const std::size_t m = shape.m, n = shape.n, k_local = shape.k;
-  const std::size_t m_local = m / static_cast<std::size_t>(n_pes);
+  const std::size_t m = shape.m, n = shape.n, k_local = shape.k, m_local = shape.m_per_pe(n_pes);
   const std::vector<float> a = kA.rows_of(me, 0, m, k_local), b = kB.rows_of(me, 0, k_local, n);
   std::vector<float> c(m_local * n);
 

@@ -71,12 +71,7 @@ struct GemmArArgs {
   TESSERA_HOST_DEVICE std::size_t finish_items(const Context& ctx) const {
     return all_rows ? items(ctx) : per_shard();
   }
-  template <class G>
-  TESSERA_KERNEL_CODE void compute(G g, const Context& ctx, std::size_t t) const;
-  template <class G>
-  TESSERA_KERNEL_CODE void publish(G g, const Context& ctx, std::size_t t) const;
-  template <class G>
-  TESSERA_KERNEL_CODE void finish(G g, const Context& ctx, std::size_t j) const;
+  TESSERA_OVERLAP_OP_STEPS;
 
  private:
   template <class G>

@@ -51,12 +51,7 @@ struct GemmAsArgs {
   TESSERA_HOST_DEVICE std::size_t finish_items(const Context& ctx) const {
     return static_cast<std::size_t>(ctx.n_pes - 1) * tiles();
   }
-  template <class G>
-  TESSERA_KERNEL_CODE void compute(G g, const Context& ctx, std::size_t t) const;
-  template <class G>
-  TESSERA_KERNEL_CODE void publish(G g, const Context& ctx, std::size_t t) const;
-  template <class G>
-  TESSERA_KERNEL_CODE void finish(G g, const Context& ctx, std::size_t j) const;
+  TESSERA_OVERLAP_OP_STEPS;
 };
 
 // One kernel of the workgroup-specialised pattern: blocks [0, comm_blocks) scatter, the others

@@ -31,6 +31,17 @@
 
 namespace tessera::device::ops {
 
+// Declares an op's three steps of the Op interface above in its struct, so their signatures are
+// written once: compute(g, ctx, t), publish(g, ctx, t) and finish(g, ctx, j), each a const
+// member template on the group type G; the op defines them in its impl header.
+#define TESSERA_OVERLAP_OP_STEPS                                                  \
+  template <class G>                                                              \
+  TESSERA_KERNEL_CODE void compute(G g, const Context& ctx, std::size_t t) const; \
+  template <class G>                                                              \
+  TESSERA_KERNEL_CODE void publish(G g, const Context& ctx, std::size_t t) const; \
+  template <class G>                                                              \
+  TESSERA_KERNEL_CODE void finish(G g, const Context& ctx, std::size_t j) const
+
 // tile(ctx, i) of a tile that is empty on this shape (a short last shard).
 inline constexpr std::size_t kNoTile = ~std::size_t{0};
 
