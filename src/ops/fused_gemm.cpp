@@ -12,8 +12,19 @@ namespace tessera::ops {
 
 FusedGemm::FusedGemm(std::unique_ptr<detail::FusedGemmState> state) : state_(std::move(state)) {}
 FusedGemm::FusedGemm(FusedGemm&&) noexcept = default;
-FusedGemm& FusedGemm::operator=(FusedGemm&&) noexcept = default;
-FusedGemm::~FusedGemm() = default;
+FusedGemm::~FusedGemm() {
+  // The second stream first, as before the family: it may run a kernel that reads the op's
+  // workspace, which the op's own members (destroyed before the skeleton's) hold.
+  if (state_) state_->comm.reset();
+}
+
+FusedGemm& FusedGemm::operator=(FusedGemm&& other) noexcept {
+  if (this != &other) {
+    if (state_) state_->comm.reset();  // as in the destructor
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
 
 void FusedGemm::run(Stream& stream, const float* a, const float* b, float* c) {
   detail::FusedGemmState& s = *state_;
