@@ -92,10 +92,10 @@ extern shmem_team_t const SHMEM_TEAM_SHARED;
 /* ---- type tables --------------------------------------------------------------------------- */
 
 /* The types of each family of typed routines, TYPENAME as the specification names it:
- *   TESSERA_SHMEM_<FAMILY>_TYPES(X) calls X(TYPENAME, TYPE) for each (X-macros a program can
+ *   TESSERA_SHMEM_{FAMILY}_TYPES(X) calls X(TYPENAME, TYPE) for each (X-macros a program can
  *     reuse, though not nested: one table's X may not expand another table);
- *   TESSERA_SHMEM_<FAMILY>_TYPES_WITH(X, A) calls X(TYPENAME, TYPE, A), passing A on;
- *   TESSERA_SHMEM_<FAMILY>_C_TYPES(X, A) is the part of it that the C11 generic names select by:
+ *   TESSERA_SHMEM_{FAMILY}_TYPES_WITH(X, A) calls X(TYPENAME, TYPE, A), passing A on;
+ *   TESSERA_SHMEM_{FAMILY}_C_TYPES(X, A) is the part of it that the C11 generic names select by:
  *     distinct C types. The typedefs after them (int32_t, size_t, ...) are each one of those
  *     types, so they have routines of their own names but no generic selection.
  * The tables are built from the groups below, keeping the specification's order. */
@@ -270,7 +270,7 @@ void shmem_free(void* ptr);
 /* ---- the two forms of the typed routines ------------------------------------------------ */
 
 /* Every typed RMA, AMO and put-with-signal routine comes in two forms, declared from one list of
- * its family's routines, TESSERA_SHMEM_<FAMILY>_ROUTINES(NAME, TYPE, F), the X of a type table:
+ * its family's routines, TESSERA_SHMEM_{FAMILY}_ROUTINES(NAME, TYPE, F), the X of a type table:
  * F(NAME) is a routine's name and the macro named F with _ARGS appended gives its parameter list,
  * for F = TESSERA_SHMEM_FORM_PLAIN (shmem_NAME(args)) and F = TESSERA_SHMEM_FORM_CTX
  * (shmem_ctx_NAME(shmem_ctx_t ctx, args), section "communication contexts"). */
@@ -750,7 +750,7 @@ TESSERA_SHMEM_COMPLEX_REDUCE_TYPES_WITH(TESSERA_SHMEM_ARITHMETIC_OPS, TESSERA_SH
  * and put-with-signal names also take a context first, as the typed routines do:
  * shmem_put(ctx, dest, source, nelems, pe) is shmem_ctx_int_put for a shmem_ctx_t ctx and an int*
  * dest (1.5 has no context forms of the wait and test routines). Each family selects among its
- * C types (TESSERA_SHMEM_<FAMILY>_C_TYPES, the type tables above). */
+ * C types (TESSERA_SHMEM_{FAMILY}_C_TYPES, the type tables above). */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 
 /* The routine whose TYPE is the type of expression X among the C types of the table TYPES:

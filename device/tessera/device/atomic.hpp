@@ -31,10 +31,11 @@ template <AtomicWord T>
 TESSERA_KERNEL_CODE T atomic_load(const Context& ctx, const T* dst, int pe, Sem sem = Sem::acquire,
                                   Scope scope = Scope::system);
 
-// The atomics of one operand, one row each: X(name, Word, Result, default Sem, kind), declared as
-//   template <Word T>
+// The atomics of one operand, one row each: X(name, Word, Result, default Sem, kind), each
+// declared as a template on T constrained by the concept Word:
 //   Result name(const Context& ctx, T* dst, identity_t<T> value, int pe,
-//               Sem sem = Sem::<default Sem>, Scope scope = Scope::system);
+//               Sem sem = Sem::DEFAULT, Scope scope = Scope::system);
+// where DEFAULT is the row's default Sem.
 // `kind` is the operation as the network proxy's wire names it (ProxyAmo); a void Result asks
 // for nothing back, so the proxy need not wait for a reply and a GPU may issue a reduction.
 //   atomic_store      writes `value` to the word on `pe`; with release, a PE that acquires it
