@@ -16,6 +16,42 @@ namespace detail {
 class NativeStream;
 }
 
+class Stream;
+
+// Work captured from a Stream (Stream::begin_capture ... end_capture), replayed by launch() as
+// often as wanted: a CUDA or HIP graph on a GPU backend (cudaGraphInstantiate, cudaGraphLaunch),
+// the recorded work items on the host backend. A replay runs the very work the capture enqueued,
+// with the arguments it had then: what must change from replay to replay (epochs, sequence
+// numbers, inputs) has to live in memory the work reads when it runs (docs/graphs.md).
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Enqueues one replay of the captured work on `stream`, which runs it after its earlier work;
+  // work captured from other streams that joined the capture (Stream::wait_for) replays on those
+  // streams, ordered as it was captured. Failures are reported by the streams' synchronize(), as
+  // for work enqueued directly. A graph captured on the host backend replays on host streams, a
+  // GPU graph on native streams of its device; anything else is Error(invalid_argument), as is
+  // a graph that holds nothing (default-constructed, or moved from).
+  void launch(Stream& stream);
+
+  // Work items captured (kernel launches, stream copies, waits between streams); on a GPU
+  // backend the graph's node count.
+  std::size_t size() const;
+  // False for a default-constructed or moved-from graph.
+  explicit operator bool() const;
+
+ private:
+  friend class Stream;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class Stream {
  public:
   // A stream whose failures name PE `pe` (-1: unknown). Its threads start on first use.
@@ -45,6 +81,7 @@ class Stream {
   // Blocks until all work enqueued so far is done. Throws the first failure since the previous
   // synchronize as tessera::Error: a device timeout as ErrorCode::timeout, a bad PE, pointer or
   // shape as invalid_argument, an unmapped peer as transport.
+  // During a capture (capturing()): Error(invalid_argument), nothing waited for.
   void synchronize();
 
   // How many operations (kernel launches, stream copies, waits for other streams) are enqueued
@@ -54,6 +91,19 @@ class Stream {
   // for synchronize() to report.
   bool wait_idle(std::chrono::milliseconds bound);
 
+  // Starts capturing: the work enqueued on this stream from now on is recorded, not run, until
+  // end_capture() returns it as a Graph (a CUDA graph on a GPU backend: cudaStreamBeginCapture,
+  // thread-local mode). A stream that waits for a capturing stream (wait_for) joins its capture;
+  // the capturing stream must wait for each joined stream again before end_capture. While a
+  // capture is open, synchronize() on a capturing stream is Error(invalid_argument), as is a
+  // second begin_capture, and an op that cannot be captured says so when it is called.
+  void begin_capture();
+  // Ends the capture begun on this stream and returns the captured work. Error(invalid_argument)
+  // when this stream began no capture, or a stream that joined it was not waited for again.
+  Graph end_capture();
+  // True while work enqueued on this stream is captured (begun here or joined through wait_for).
+  bool capturing() const;
+
   int pe() const;
   // The native stream (a cudaStream_t) as a pointer; null on the host backend.
   void* native_handle() const;
@@ -61,6 +111,10 @@ class Stream {
   int native_device() const;
 
  private:
+  friend class Graph;
+  // wait_for when either stream is capturing: records the wait in the capture, joining this
+  // stream to `other`'s capture when only `other` captures.
+  void join_capture(Stream& other);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -130,6 +130,59 @@ void GpuStream::synchronize() {
         kApi + " StreamSynchronize (a kernel on the PE's stream)", pe_);
 }
 
+void GpuStream::begin_capture() {
+  set_device(device_, pe_);
+  check(TESSERA_GPU(StreamBeginCapture)(stream_, TESSERA_GPU(StreamCaptureModeThreadLocal)),
+        kApi + " StreamBeginCapture", pe_);
+}
+
+namespace {
+
+// An instantiated graph and the graph it came from, both destroyed with it.
+class GpuGraph final : public NativeGraph {
+ public:
+  GpuGraph(TESSERA_GPU(Graph_t) graph, int device, int pe) : graph_(graph), device_(device), pe_(pe) {
+    const TESSERA_GPU(Error_t) made = TESSERA_GPU(GraphInstantiateWithFlags)(&exec_, graph_, 0);
+    if (made != TESSERA_GPU(Success)) {
+      (void)TESSERA_GPU(GraphDestroy)(graph_);
+      check(made, kApi + " GraphInstantiateWithFlags (of the captured work)", pe_);
+    }
+    (void)TESSERA_GPU(GraphGetNodes)(graph_, nullptr, &nodes_);
+  }
+  ~GpuGraph() override {
+    (void)TESSERA_GPU(SetDevice)(device_);
+    (void)TESSERA_GPU(GraphExecDestroy)(exec_);
+    (void)TESSERA_GPU(GraphDestroy)(graph_);
+  }
+  GpuGraph(const GpuGraph&) = delete;
+  GpuGraph& operator=(const GpuGraph&) = delete;
+
+  void launch(NativeStream& stream) override {
+    set_device(device_, pe_);
+    check(TESSERA_GPU(GraphLaunch)(exec_, static_cast<TESSERA_GPU(Stream_t)>(stream.handle())),
+          kApi + " GraphLaunch", pe_);
+  }
+  std::size_t size() const override { return nodes_; }
+  int device() const override { return device_; }
+
+ private:
+  TESSERA_GPU(Graph_t) graph_ = nullptr;
+  TESSERA_GPU(GraphExec_t) exec_ = nullptr;
+  std::size_t nodes_ = 0;
+  int device_;
+  int pe_;
+};
+
+}  // namespace
+
+std::unique_ptr<NativeGraph> GpuStream::end_capture() {
+  set_device(device_, pe_);
+  TESSERA_GPU(Graph_t) graph = nullptr;
+  check(TESSERA_GPU(StreamEndCapture)(stream_, &graph),
+        kApi + " StreamEndCapture (a call during the capture could not be captured)", pe_);
+  return std::make_unique<GpuGraph>(graph, device_, pe_);
+}
+
 void GpuStream::copy_sync(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   set_device(device_, pe_);

@@ -53,6 +53,8 @@ class GpuStream final : public NativeStream {
   TESSERA_GPU(Stream_t) native() const { return stream_; }
   int device() const override { return device_; }
   void synchronize() override;
+  void begin_capture() override;
+  std::unique_ptr<NativeGraph> end_capture() override;
   // cudaMemcpyAsync / hipMemcpyAsync on this stream, then a wait for this stream: complete on
   // return, pageable memory included.
   void copy_sync(void* dst, const void* src, std::size_t bytes);

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "launch/block_pool.hpp"
 #include "launch/native_stream.hpp"
@@ -50,6 +51,37 @@ struct StreamMark {
   std::exception_ptr failure;
 };
 
+// The work a capture recorded (host backend): entries in the order they were enqueued, each on
+// a lane (0: the stream that began the capture; then each stream that joined it through
+// wait_for, in the order they joined). Marks connect lanes: a `signal` entry is where a lane's
+// work reached a point another lane's `wait` entry waits for.
+struct CaptureRecord {
+  enum class Kind { task, signal, wait };
+  struct Entry {
+    int lane;
+    Kind kind;
+    std::shared_ptr<const std::function<void()>> fn;  // kind task
+    int mark = -1;                                    // kind signal / wait
+  };
+  std::mutex mu;
+  std::vector<Stream*> lanes;  // lanes[0] began the capture
+  std::vector<Entry> entries;
+  int marks = 0;
+};
+
+namespace {
+
+// The work that waits for `mark` on the waiting stream, taking over its failure.
+std::function<void()> wait_task(std::shared_ptr<StreamMark> mark) {
+  return [mark = std::move(mark)] {
+    std::unique_lock lock(mark->mu);
+    mark->reached.wait(lock, [&] { return mark->done; });
+    if (mark->failure) std::rethrow_exception(std::exchange(mark->failure, nullptr));
+  };
+}
+
+}  // namespace
+
 struct Stream::Impl {
   // Work on the queue; a marker runs even after a failure (it hands the failure on).
   struct Task {
@@ -79,8 +111,18 @@ struct Stream::Impl {
   detail::BlockPool blocks;  // used by the runner holding `busy` only
   std::thread executor;
   std::unique_ptr<detail::NativeStream> native;  // GPU work, when the backend has a device
+  // While capturing (host backend): where enqueued work goes instead of the queue, and this
+  // stream's lane in it. Set and read by the threads that enqueue (a stream is fed by one
+  // thread at a time, as a CUDA stream under capture is).
+  std::shared_ptr<CaptureRecord> capture;
+  int lane = 0;
+  bool native_capturing = false;
 
   explicit Impl(int p) : pe(p) {}
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error(ErrorCode::invalid_argument, pe, message);
+  }
 
   void start() {
     if (!executor.joinable()) executor = std::thread([this] { loop(); });
@@ -218,6 +260,19 @@ void* Stream::native_handle() const { return impl_->native ? impl_->native->hand
 int Stream::native_device() const { return impl_->native ? impl_->native->device() : -1; }
 
 void Stream::enqueue(std::function<void()> fn) {
+  if (impl_->capture) {
+    CaptureRecord& r = *impl_->capture;
+    std::lock_guard lock(r.mu);
+    r.entries.push_back(
+        {impl_->lane, CaptureRecord::Kind::task,
+         std::make_shared<const std::function<void()>>(std::move(fn)), -1});
+    return;
+  }
+  if (impl_->native_capturing) {
+    impl_->fail(
+        "Stream::enqueue: host work cannot be captured into a GPU graph (the stream is "
+        "capturing on its native stream); enqueue it before begin_capture or after end_capture");
+  }
   bool notify = false;
   {
     std::lock_guard lock(impl_->mu);
@@ -248,6 +303,10 @@ void Stream::wait_for(Stream& other) {
                 "Stream::wait_for: not available on native GPU streams yet (host backend only)");
   }
   if (&other == this) return;  // a stream is always in order with itself
+  if (impl_->capture || other.impl_->capture) {
+    join_capture(other);
+    return;
+  }
   auto mark = std::make_shared<StreamMark>();
   bool notify = false;
   {
@@ -255,14 +314,15 @@ void Stream::wait_for(Stream& other) {
     notify = other.impl_->push(Impl::Task{nullptr, mark});
   }
   if (notify) other.impl_->wake.notify_one();
-  enqueue([mark] {
-    std::unique_lock lock(mark->mu);
-    mark->reached.wait(lock, [&] { return mark->done; });
-    if (mark->failure) std::rethrow_exception(std::exchange(mark->failure, nullptr));
-  });
+  enqueue(wait_task(std::move(mark)));
 }
 
 void Stream::synchronize() {
+  if (impl_->capture || impl_->native_capturing) {
+    impl_->fail(
+        "Stream::synchronize: the stream is capturing (begin_capture), and nothing it "
+        "captured has run; call end_capture() first, then launch the graph and synchronize");
+  }
   if (impl_->native) impl_->native->synchronize();
   Impl& s = *impl_;
   std::exception_ptr error;
@@ -293,6 +353,175 @@ void Stream::synchronize() {
     error = std::exchange(s.error, nullptr);
   }
   if (error) std::rethrow_exception(error);
+}
+
+void Stream::join_capture(Stream& other) {
+  Impl& me = *impl_;
+  Impl& them = *other.impl_;
+  if (!them.capture) {
+    me.fail("Stream::wait_for: a capturing stream can only wait for streams in its capture "
+            "(the other stream, of PE " + std::to_string(them.pe) +
+            ", is not capturing: its work would not be in the graph)");
+  }
+  if (me.capture && me.capture != them.capture) {
+    me.fail("Stream::wait_for: the two streams are capturing into different graphs");
+  }
+  CaptureRecord& r = *them.capture;
+  std::lock_guard lock(r.mu);
+  if (!me.capture) {
+    me.capture = them.capture;
+    me.lane = static_cast<int>(r.lanes.size());
+    r.lanes.push_back(this);
+  }
+  const int mark = r.marks++;
+  r.entries.push_back({them.lane, CaptureRecord::Kind::signal, nullptr, mark});
+  r.entries.push_back({me.lane, CaptureRecord::Kind::wait, nullptr, mark});
+}
+
+bool Stream::capturing() const { return impl_->capture != nullptr || impl_->native_capturing; }
+
+void Stream::begin_capture() {
+  Impl& s = *impl_;
+  if (capturing()) {
+    s.fail("Stream::begin_capture: the stream is capturing already (begun here or joined "
+           "through wait_for); end that capture first");
+  }
+  if (s.native) {
+    s.native->begin_capture();
+    s.native_capturing = true;
+    return;
+  }
+  s.capture = std::make_shared<CaptureRecord>();
+  s.capture->lanes.push_back(this);
+  s.lane = 0;
+}
+
+struct Graph::Impl {
+  int pe = -1;
+  std::vector<CaptureRecord::Entry> entries;
+  std::vector<Stream*> lanes;  // lanes[0] is replaced by the stream launch() is given
+  int marks = 0;
+  std::size_t items = 0;
+  std::unique_ptr<detail::NativeGraph> native;
+};
+
+Graph Stream::end_capture() {
+  Impl& s = *impl_;
+  Graph graph;
+  graph.impl_ = std::make_unique<Graph::Impl>();
+  graph.impl_->pe = s.pe;
+  if (s.native_capturing) {
+    s.native_capturing = false;
+    graph.impl_->native = s.native->end_capture();
+    graph.impl_->items = graph.impl_->native->size();
+    return graph;
+  }
+  if (!s.capture || s.lane != 0) {
+    s.fail(s.capture ? "Stream::end_capture: this stream joined a capture through wait_for; "
+                       "the stream that began it ends it"
+                     : "Stream::end_capture: the stream is not capturing (call begin_capture)");
+  }
+  std::shared_ptr<CaptureRecord> record = std::move(s.capture);
+  std::lock_guard lock(record->mu);
+  for (Stream* lane : record->lanes) lane->impl_->capture = nullptr;
+  // Every joined stream's last captured entry must be a point another stream waited for:
+  // work after it would be in no stream's order once the graph is launched.
+  for (std::size_t lane = 1; lane < record->lanes.size(); ++lane) {
+    const CaptureRecord::Entry* last = nullptr;
+    for (const auto& e : record->entries) {
+      if (e.lane == static_cast<int>(lane)) last = &e;
+    }
+    if (last == nullptr || last->kind != CaptureRecord::Kind::signal) {
+      s.fail("Stream::end_capture: a stream of PE " +
+             std::to_string(record->lanes[lane]->pe()) +
+             " joined the capture (wait_for) and its last work was not waited for again; make "
+             "the capturing stream wait_for it before end_capture");
+    }
+  }
+  for (const auto& e : record->entries) {
+    if (e.kind != CaptureRecord::Kind::signal) ++graph.impl_->items;
+  }
+  graph.impl_->entries = std::move(record->entries);
+  graph.impl_->lanes = std::move(record->lanes);
+  graph.impl_->marks = record->marks;
+  return graph;
+}
+
+Graph::Graph() = default;
+Graph::~Graph() = default;
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+
+Graph::operator bool() const { return impl_ != nullptr; }
+
+std::size_t Graph::size() const { return impl_ ? impl_->items : 0; }
+
+void Graph::launch(Stream& stream) {
+  Stream::Impl& target = *stream.impl_;
+  if (!impl_) {
+    target.fail("Graph::launch: the graph holds no work (default-constructed or moved from)");
+  }
+  Impl& g = *impl_;
+  if (g.native) {
+    if (!target.native || target.native->device() != g.native->device()) {
+      target.fail("Graph::launch: a GPU graph replays on a native stream of the device it was "
+                  "captured on (device " +
+                  std::to_string(g.native->device()) + ")");
+    }
+    g.native->launch(*target.native);
+    return;
+  }
+  if (target.native) {
+    target.fail("Graph::launch: the graph was captured on the host backend; it cannot replay "
+                "on a GPU stream");
+  }
+  using Kind = CaptureRecord::Kind;
+  auto run = [](std::shared_ptr<const std::function<void()>> fn) {
+    return [fn = std::move(fn)] { (*fn)(); };
+  };
+  if (g.lanes.size() == 1) {
+    if (target.capture) {  // a replay inside another capture: recorded there, task by task
+      for (const auto& e : g.entries) stream.enqueue(run(e.fn));
+      return;
+    }
+    bool notify = false;
+    {
+      std::lock_guard lock(target.mu);
+      for (const auto& e : g.entries) notify = target.push({run(e.fn), nullptr}) || notify;
+    }
+    if (notify) target.wake.notify_one();
+    return;
+  }
+  for (std::size_t lane = 0; lane < g.lanes.size(); ++lane) {
+    Stream& s = lane == 0 ? stream : *g.lanes[lane];
+    if (s.capturing()) {
+      target.fail("Graph::launch: a graph captured over several streams cannot be captured "
+                  "again (one of its streams is capturing)");
+    }
+  }
+  std::vector<std::shared_ptr<StreamMark>> marks(static_cast<std::size_t>(g.marks));
+  for (auto& m : marks) m = std::make_shared<StreamMark>();
+  for (const auto& e : g.entries) {
+    Stream::Impl& lane = e.lane == 0 ? target : *g.lanes[static_cast<std::size_t>(e.lane)]->impl_;
+    Stream::Impl::Task task;
+    switch (e.kind) {
+      case Kind::task:
+        task.fn = run(e.fn);
+        break;
+      case Kind::signal:
+        task.mark = marks[static_cast<std::size_t>(e.mark)];
+        break;
+      case Kind::wait:
+        task.fn = wait_task(marks[static_cast<std::size_t>(e.mark)]);
+        break;
+    }
+    bool notify = false;
+    {
+      std::lock_guard lock(lane.mu);
+      notify = lane.push(std::move(task));
+    }
+    if (notify) lane.wake.notify_one();
+  }
 }
 
 }  // namespace tessera

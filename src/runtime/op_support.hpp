@@ -8,6 +8,7 @@
 
 #include "runtime/op_cache.hpp"
 #include "tessera/runtime.hpp"
+#include "tessera/stream.hpp"
 
 namespace tessera::detail {
 
@@ -20,6 +21,12 @@ std::size_t bytes_left_in_block(Runtime& rt, const void* p);
 // when some PE makes another collective call (a malloc, a barrier, another op); Error(peer_lost)
 // first when the job is aborting. `what` prefixes the message ("MoeBuffer").
 void check_op_call(Runtime& rt, std::string_view call, const char* what);
+
+// Throws Error(invalid_argument) when `stream` is capturing (Stream::begin_capture): the call of
+// op `what` has to do `why` on the host first (a collective agreement check, an allocation), so
+// it cannot be recorded. The message names the op, the reason, and the remedy: make the same
+// call once before the capture begins; later calls of it are captured.
+void refuse_capture(const Stream& stream, const char* what, std::string_view why);
 
 // The Runtime's op cache: state an op keeps between calls, destroyed at finalize.
 OpCache& op_cache(Runtime& rt);

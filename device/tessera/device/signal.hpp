@@ -137,7 +137,8 @@ TESSERA_KERNEL_CODE inline std::uint64_t signal_fetch(const std::uint64_t* sig,
 // Counts the calls of an operation that runs repeatedly over the same signals, so nothing is
 // reset between calls: the n-th call signals with SignalOp::set to n (or adds 1 per sender) and
 // waits for >= n (or >= n * senders). Keep one Epoch per call site on the host and pass
-// next() to each launch.
+// next() to each launch. A launch that is captured into a Graph and replayed passes the same
+// argument every replay: count in device memory instead, with DeviceEpoch.
 struct Epoch {
   std::uint64_t count = 0;  // calls made so far
 
@@ -151,6 +152,27 @@ struct Epoch {
 };
 
 static_assert(std::is_trivially_copyable_v<Epoch>, "Epoch values are passed to kernels");
+
+// Epoch's count kept in device memory, advanced by the kernel that uses it: a launch captured
+// once into a Graph and replayed takes a new epoch on every replay, with no host-side reset
+// (docs/graphs.md). `words` are kWords words of this PE's memory (the symmetric heap or any
+// memory its kernels write), zero before the first call, used by one operation, whose calls are
+// ordered (one stream). Pass the DeviceEpoch by value to the kernel; the kernel calls one of:
+struct DeviceEpoch {
+  static constexpr std::size_t kWords = 2;  // the count, and the grid form's arrivals
+  std::uint64_t* words = nullptr;
+
+  // For a launch in which one group uses the epoch: every thread of `g` gets the number of the
+  // call's last epoch (1 for the first call of n = 1), the count having advanced by `n`.
+  template <class G>
+  TESSERA_KERNEL_CODE std::uint64_t next(G g, std::uint64_t n = 1) const;
+  // For a grid of blocks that all use the epoch: every thread of every block calls it once and
+  // gets the same number, the count having advanced by `n` once all blocks have read it. No
+  // block waits for another.
+  TESSERA_KERNEL_CODE std::uint64_t next_in_grid(Block blk, std::uint64_t n = 1) const;
+};
+
+static_assert(std::is_trivially_copyable_v<DeviceEpoch>, "passed to kernels by value");
 
 }  // namespace tessera::device
 

@@ -432,6 +432,35 @@ TESSERA_KERNEL_CODE inline std::uint64_t signal_fetch(const std::uint64_t* sig, 
   return platform::atomic_load(sig, sem, Scope::system);
 }
 
+template <class G>
+TESSERA_KERNEL_CODE inline std::uint64_t DeviceEpoch::next(G g, std::uint64_t n) const {
+  // Every thread reads the count before any thread writes it; the second sync makes the new
+  // count visible to the group's next call in this launch.
+  const std::uint64_t value = platform::atomic_load(words, Sem::relaxed, Scope::device) + n;
+  g.sync();
+  if (g.rank() == 0) platform::atomic_store(words, value, Sem::relaxed, Scope::device);
+  g.sync();
+  return value;
+}
+
+TESSERA_KERNEL_CODE inline std::uint64_t DeviceEpoch::next_in_grid(Block blk,
+                                                                   std::uint64_t n) const {
+  const std::uint64_t value = platform::atomic_load(words, Sem::relaxed, Scope::device) + n;
+  blk.sync();
+  if (blk.rank() == 0) {
+    // Each block has read the count before it arrives (release); the last block to arrive
+    // (acquire: after every read) advances the count and clears the arrivals for the next
+    // launch, which the stream starts after this one.
+    const std::uint64_t arrived =
+        platform::atomic_fetch_add(words + 1, std::uint64_t{1}, Sem::acq_rel, Scope::device) + 1;
+    if (arrived == static_cast<std::uint64_t>(blk.grid_size())) {
+      platform::atomic_store(words + 1, std::uint64_t{0}, Sem::relaxed, Scope::device);
+      platform::atomic_store(words, value, Sem::relaxed, Scope::device);
+    }
+  }
+  return value;
+}
+
 namespace detail {
 
 // wait_until for an operation that knows which PE updates `sig` (a ring neighbour, the owner of
