@@ -141,7 +141,8 @@ namespace {
 // An instantiated graph and the graph it came from, both destroyed with it.
 class GpuGraph final : public NativeGraph {
  public:
-  GpuGraph(TESSERA_GPU(Graph_t) graph, int device, int pe) : graph_(graph), device_(device), pe_(pe) {
+  GpuGraph(TESSERA_GPU(Graph_t) graph, int device, int pe)
+      : graph_(graph), device_(device), pe_(pe) {
     const TESSERA_GPU(Error_t) made = TESSERA_GPU(GraphInstantiateWithFlags)(&exec_, graph_, 0);
     if (made != TESSERA_GPU(Success)) {
       (void)TESSERA_GPU(GraphDestroy)(graph_);

@@ -263,9 +263,8 @@ void Stream::enqueue(std::function<void()> fn) {
   if (impl_->capture) {
     CaptureRecord& r = *impl_->capture;
     std::lock_guard lock(r.mu);
-    r.entries.push_back(
-        {impl_->lane, CaptureRecord::Kind::task,
-         std::make_shared<const std::function<void()>>(std::move(fn)), -1});
+    r.entries.push_back({impl_->lane, CaptureRecord::Kind::task,
+                         std::make_shared<const std::function<void()>>(std::move(fn)), -1});
     return;
   }
   if (impl_->native_capturing) {
@@ -359,9 +358,10 @@ void Stream::join_capture(Stream& other) {
   Impl& me = *impl_;
   Impl& them = *other.impl_;
   if (!them.capture) {
-    me.fail("Stream::wait_for: a capturing stream can only wait for streams in its capture "
-            "(the other stream, of PE " + std::to_string(them.pe) +
-            ", is not capturing: its work would not be in the graph)");
+    me.fail(
+        "Stream::wait_for: a capturing stream can only wait for streams in its capture "
+        "(the other stream, of PE " +
+        std::to_string(them.pe) + ", is not capturing: its work would not be in the graph)");
   }
   if (me.capture && me.capture != them.capture) {
     me.fail("Stream::wait_for: the two streams are capturing into different graphs");
@@ -383,8 +383,9 @@ bool Stream::capturing() const { return impl_->capture != nullptr || impl_->nati
 void Stream::begin_capture() {
   Impl& s = *impl_;
   if (capturing()) {
-    s.fail("Stream::begin_capture: the stream is capturing already (begun here or joined "
-           "through wait_for); end that capture first");
+    s.fail(
+        "Stream::begin_capture: the stream is capturing already (begun here or joined "
+        "through wait_for); end that capture first");
   }
   if (s.native) {
     s.native->begin_capture();
@@ -432,8 +433,7 @@ Graph Stream::end_capture() {
       if (e.lane == static_cast<int>(lane)) last = &e;
     }
     if (last == nullptr || last->kind != CaptureRecord::Kind::signal) {
-      s.fail("Stream::end_capture: a stream of PE " +
-             std::to_string(record->lanes[lane]->pe()) +
+      s.fail("Stream::end_capture: a stream of PE " + std::to_string(record->lanes[lane]->pe()) +
              " joined the capture (wait_for) and its last work was not waited for again; make "
              "the capturing stream wait_for it before end_capture");
     }
@@ -464,16 +464,18 @@ void Graph::launch(Stream& stream) {
   Impl& g = *impl_;
   if (g.native) {
     if (!target.native || target.native->device() != g.native->device()) {
-      target.fail("Graph::launch: a GPU graph replays on a native stream of the device it was "
-                  "captured on (device " +
-                  std::to_string(g.native->device()) + ")");
+      target.fail(
+          "Graph::launch: a GPU graph replays on a native stream of the device it was "
+          "captured on (device " +
+          std::to_string(g.native->device()) + ")");
     }
     g.native->launch(*target.native);
     return;
   }
   if (target.native) {
-    target.fail("Graph::launch: the graph was captured on the host backend; it cannot replay "
-                "on a GPU stream");
+    target.fail(
+        "Graph::launch: the graph was captured on the host backend; it cannot replay "
+        "on a GPU stream");
   }
   using Kind = CaptureRecord::Kind;
   auto run = [](std::shared_ptr<const std::function<void()>> fn) {
@@ -495,8 +497,9 @@ void Graph::launch(Stream& stream) {
   for (std::size_t lane = 0; lane < g.lanes.size(); ++lane) {
     Stream& s = lane == 0 ? stream : *g.lanes[lane];
     if (s.capturing()) {
-      target.fail("Graph::launch: a graph captured over several streams cannot be captured "
-                  "again (one of its streams is capturing)");
+      target.fail(
+          "Graph::launch: a graph captured over several streams cannot be captured "
+          "again (one of its streams is capturing)");
     }
   }
   std::vector<std::shared_ptr<StreamMark>> marks(static_cast<std::size_t>(g.marks));

@@ -21,9 +21,10 @@ template <class W>
 struct AllToAllKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
                                       td::ops::AllReduceWorkspace ws, W* recv, const W* send,
-                                      std::size_t count, std::uint64_t first_epoch,
+                                      std::size_t count, support::CallEpochs epochs,
                                       support::CallDescriptor call,
                                       support::Agreement check) const {
+    const std::uint64_t first_epoch = epochs.first(blk);
     if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, "all_to_all")) return;
     td::ops::all_to_all(blk, ctx, team, ws, recv, send, count, first_epoch);
   }
@@ -35,9 +36,10 @@ struct AllToAllVKernel {
                                       td::ops::AllReduceWorkspace ws, W* recv,
                                       std::size_t recv_capacity, const W* send,
                                       const std::size_t* send_counts, std::size_t* recv_counts,
-                                      std::size_t* recv_offsets, std::uint64_t first_epoch,
+                                      std::size_t* recv_offsets, support::CallEpochs epochs,
                                       support::CallDescriptor call,
                                       support::Agreement check) const {
+    const std::uint64_t first_epoch = epochs.first(blk);
     if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, "all_to_all_v")) return;
     td::ops::all_to_all_v(blk, ctx, team, ws, recv, recv_capacity, send, send_counts, recv_counts,
                           recv_offsets, first_epoch + 1);

@@ -22,9 +22,10 @@ template <class W>
 struct BroadcastKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
                                       td::ops::AllReduceWorkspace ws, W* recv, const W* send,
-                                      std::size_t count, int root, std::uint64_t first_epoch,
+                                      std::size_t count, int root, support::CallEpochs epochs,
                                       support::CallDescriptor call,
                                       support::Agreement check) const {
+    const std::uint64_t first_epoch = epochs.first(blk);
     if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, kWhat)) return;
     td::ops::broadcast(blk, ctx, team, ws, recv, send, count, root, first_epoch);
   }

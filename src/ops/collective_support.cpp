@@ -4,17 +4,10 @@
 
 namespace tessera::ops::support {
 
-std::uint64_t TeamEpochs::reserve(const void* workspace, std::uint64_t segments) {
+bool TeamEpochs::first_call(const void* workspace, const CallDescriptor& c, bool record) {
   std::lock_guard lock(mu_);
-  std::uint64_t& used = used_[workspace];
-  const std::uint64_t first = used;
-  used += segments;
-  return first;
-}
-
-bool TeamEpochs::first_call(const void* workspace, const CallDescriptor& c) {
-  std::lock_guard lock(mu_);
-  return seen_.emplace(workspace, c.kind, c.count, c.dtype, c.op, c.variant, c.recv_offset).second;
+  const Key key{workspace, c.kind, c.count, c.dtype, c.op, c.variant, c.recv_offset};
+  return record ? seen_.insert(key).second : !seen_.contains(key);
 }
 
 std::uint64_t TeamEpochs::next_check(const void* workspace) {
@@ -24,17 +17,24 @@ std::uint64_t TeamEpochs::next_check(const void* workspace) {
 
 void TeamEpochs::forget(const void* workspace) {
   std::lock_guard lock(mu_);
-  used_.erase(workspace);
   checks_.erase(workspace);
   std::erase_if(seen_, [&](const Key& k) { return std::get<0>(k) == workspace; });
 }
 
 TeamEpochs& team_epochs(Runtime& rt) { return tessera::detail::op_cache(rt).get<TeamEpochs>(); }
 
-Agreement agree(Runtime& rt, const Team& team, const CallDescriptor& call, const char* what) {
+Agreement agree(Runtime& rt, const Stream& stream, const Team& team, const CallDescriptor& call,
+                const char* what) {
   Agreement result;
+  const bool host_check = team.size == rt.n_pes();
+  if (host_check && stream.capturing() && team_epochs(rt).first_call(team.workspace, call, false)) {
+    tessera::detail::refuse_capture(
+        stream, what,
+        "is the first of its kind on its team (these arguments, this recv), so every PE checks "
+        "that the others make the same call, collectively");
+  }
   if (!team_epochs(rt).first_call(team.workspace, call)) return result;
-  if (team.size == rt.n_pes()) {
+  if (host_check) {
     // Every PE must be making this very call (and not another collective): the message names
     // each PE's call when they differ.
     device::detail::Message text;

@@ -101,10 +101,35 @@ struct CallRecords {
   }
 };
 
+// The epoch count of a team's collectives, in this PE's copy of the team's workspace after the
+// CallRecords (a 64-byte line): every collective on the team takes its epochs from it on the
+// stream (CallEpochs), so a captured call takes new ones on every replay.
+TESSERA_HOST_DEVICE inline device::DeviceEpoch team_epoch_count(void* workspace, int team_size) {
+  return device::DeviceEpoch{reinterpret_cast<std::uint64_t*>(
+      static_cast<unsigned char*>(workspace) +
+      device::ops::AllReduceWorkspace::bytes_for(team_size) + CallRecords::bytes_for(team_size))};
+}
+inline constexpr std::size_t kTeamEpochBytes = 64;
+static_assert(device::DeviceEpoch::kWords * sizeof(std::uint64_t) <= kTeamEpochBytes);
+
 // Bytes of workspace the team makers give a team of up to `n_pes` members.
 constexpr std::size_t team_workspace_bytes(int n_pes) {
-  return device::ops::AllReduceWorkspace::bytes_for(n_pes) + CallRecords::bytes_for(n_pes);
+  return device::ops::AllReduceWorkspace::bytes_for(n_pes) + CallRecords::bytes_for(n_pes) +
+         kTeamEpochBytes;
 }
+
+// The epochs one call of a team collective uses, taken on the device when the call's kernel
+// runs: `count` of them from the team's epoch count.
+struct CallEpochs {
+  device::DeviceEpoch team;
+  std::uint64_t count = 0;
+  // The number before the call's first epoch (the call uses first(g) + 1 ... first(g) + count).
+  template <class G>
+  TESSERA_KERNEL_CODE std::uint64_t first(G g) const {
+    return team.next(g, count) - count;
+  }
+};
+static_assert(std::is_trivially_copyable_v<CallEpochs>, "passed to kernels by value");
 
 // Device side of the first-call check on a team that does not span the job: every member sends
 // its descriptor to every member (record signal = `epoch`, the call's first epoch; `check` the
@@ -158,14 +183,12 @@ TESSERA_KERNEL_CODE bool agree_on_call(G g, const device::Context& ctx, const Te
   return true;
 }
 
-// Per Runtime (its OpCache): the epochs each team has used, shared by every collective on the
-// team, and the calls already checked for agreement.
+// Per Runtime (its OpCache): the calls each team has already checked for agreement, and how many
+// checks on the stream it has made. (The epochs are counted on the device: team_epoch_count.)
 class TeamEpochs {
  public:
-  // Reserves `segments` epochs on the team of `workspace`; returns the count before them.
-  std::uint64_t reserve(const void* workspace, std::uint64_t segments);
-  // True the first time a call is seen on the team.
-  bool first_call(const void* workspace, const CallDescriptor& call);
+  // True when the call has not been seen on the team yet (when `record`: and marks it seen).
+  bool first_call(const void* workspace, const CallDescriptor& call, bool record = true);
   // Counts a check on the stream on the team; returns the number of checks before it.
   std::uint64_t next_check(const void* workspace);
   // Drops what this PE counted on the team of `workspace`: a team maker gives a workspace whose
@@ -177,7 +200,7 @@ class TeamEpochs {
   using Key = std::tuple<const void*, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
                          std::uint64_t, std::uint64_t>;
   std::mutex mu_;
-  std::map<const void*, std::uint64_t> used_, checks_;
+  std::map<const void*, std::uint64_t> checks_;
   std::set<Key> seen_;
 };
 
@@ -185,15 +208,18 @@ class TeamEpochs {
 TeamEpochs& team_epochs(Runtime& rt);
 
 // How a call is checked for agreement: `check_on_stream` true when the kernel must run
-// agree_on_call first (a team that does not span the job, first time this call is made); a team
-// spanning the job is checked here, collectively on the host (detail::check_op_call), and throws
-// Error(invalid_argument) naming every PE's call on a mismatch.
+// agree_on_call first (a team that does not span the job, first time this call is made; a
+// captured call so checks on every replay); a team spanning the job is checked here,
+// collectively on the host (detail::check_op_call), and throws Error(invalid_argument) naming
+// every PE's call on a mismatch; that first call cannot be captured (it refuses, naming `what`,
+// when `stream` is capturing).
 struct Agreement {
   bool check_on_stream = false;
   std::uint64_t check = 0;  // the check's number on the team (agree_on_call)
 };
 static_assert(std::is_trivially_copyable_v<Agreement>, "passed to kernels by value");
-Agreement agree(Runtime& rt, const Team& team, const CallDescriptor& call, const char* what);
+Agreement agree(Runtime& rt, const Stream& stream, const Team& team, const CallDescriptor& call,
+                const char* what);
 
 // A collective kernel's first step: true when the call may go on (agreed on the host, or
 // agree_on_call on the stream found every member making the same call at first_epoch + 1).
@@ -314,18 +340,19 @@ void launch_per_dtype(Stream& stream, int grid, Dtype dtype, Args... args) {
   }
 }
 
-// The last steps of every team collective: `call` agreed on (agree), `epochs` reserved on the
-// team's workspace, then Kernel<T>(ctx, team, workspace, args..., first epoch, call, agreement)
-// launched on one block (launch_per_dtype).
+// The last steps of every team collective: `call` agreed on (agree), then Kernel<T>(ctx, team,
+// workspace, args..., CallEpochs of `epochs` epochs, call, agreement) launched on one block
+// (launch_per_dtype). The kernel takes its epochs on the stream (CallEpochs::first), so the call
+// may be captured and replayed.
 template <template <class> class Kernel, DtypeSplit split = DtypeSplit::element, class... Args>
 void launch_team_collective(Runtime& rt, Stream& stream, const Team& team,
                             const CallDescriptor& call, const char* what, std::uint64_t epochs,
                             Dtype dtype, Args... args) {
-  const Agreement agreement = agree(rt, team, call, what);
-  const std::uint64_t first = team_epochs(rt).reserve(team.workspace, epochs);
+  const Agreement agreement = agree(rt, stream, team, call, what);
+  const CallEpochs call_epochs{team_epoch_count(team.workspace, team.size), epochs};
   const auto ws = device::ops::AllReduceWorkspace::from(team.workspace, team.size);
-  launch_per_dtype<Kernel, split>(stream, 1, dtype, rt.device_context(), team, ws, args..., first,
-                                  call, agreement);
+  launch_per_dtype<Kernel, split>(stream, 1, dtype, rt.device_context(), team, ws, args...,
+                                  call_epochs, call, agreement);
 }
 
 // The descriptor of a call on this PE.

@@ -43,8 +43,9 @@ struct ReduceScatterKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::Team team,
                                       td::ops::AllReduceWorkspace ws, T* out, const T* in,
                                       std::size_t count, ReduceOp op, ReduceScatterAlgo algo,
-                                      std::uint64_t first_epoch, support::CallDescriptor call,
+                                      support::CallEpochs epochs, support::CallDescriptor call,
                                       support::Agreement check) const {
+    const std::uint64_t first_epoch = epochs.first(blk);
     if (!support::call_agreed(blk, ctx, team, call, check, first_epoch, kWhat)) return;
     if (algo == ReduceScatterAlgo::ring) {
       td::ops::reduce_scatter_ring(blk, ctx, team, ws, out, in, count, op, first_epoch);
