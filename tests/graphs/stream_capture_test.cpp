@@ -87,22 +87,19 @@ TEST(StreamCapture, AJoinedStreamReplaysItsPartOrderedBetweenTheOriginsWork) {
 
 TEST(StreamCapture, MisuseIsAnErrorThatSaysWhatToDo) {
   Stream s(3), other(3);
-  EXPECT_THAT(harness::expect_error(ErrorCode::invalid_argument, [&] { (void)s.end_capture(); })
-                  .what(),
-              HasSubstr("not capturing"));
-  EXPECT_THAT(harness::expect_error(ErrorCode::invalid_argument, [&] { Graph{}.launch(s); })
-                  .what(),
+  EXPECT_THAT(
+      harness::expect_error(ErrorCode::invalid_argument, [&] { (void)s.end_capture(); }).what(),
+      HasSubstr("not capturing"));
+  EXPECT_THAT(harness::expect_error(ErrorCode::invalid_argument, [&] { Graph{}.launch(s); }).what(),
               HasSubstr("holds no work"));
   s.begin_capture();
-  EXPECT_THAT(harness::expect_error(ErrorCode::invalid_argument, [&] { s.begin_capture(); })
-                  .what(),
+  EXPECT_THAT(harness::expect_error(ErrorCode::invalid_argument, [&] { s.begin_capture(); }).what(),
               HasSubstr("capturing already"));
   const Error sync = harness::expect_error(ErrorCode::invalid_argument, [&] { s.synchronize(); });
   EXPECT_THAT(sync.what(), HasSubstr("end_capture() first"));
   EXPECT_EQ(sync.pe(), 3);
   // A capturing stream may not wait for work outside its capture.
-  EXPECT_THAT(harness::expect_error(ErrorCode::invalid_argument, [&] { s.wait_for(other); })
-                  .what(),
+  EXPECT_THAT(harness::expect_error(ErrorCode::invalid_argument, [&] { s.wait_for(other); }).what(),
               HasSubstr("not capturing"));
   // A stream that joined and was not waited for again.
   other.wait_for(s);
@@ -181,9 +178,8 @@ struct RingShift {
     const std::uint64_t epoch = count.next(blk);
     shift(blk, ctx, epoch, box, sig, in, out);
   }
-  TESSERA_KERNEL_CODE static void shift(td::Block blk, const td::Context& ctx,
-                                        std::uint64_t epoch, int* box, std::uint64_t* sig,
-                                        const int* in, int* out) {
+  TESSERA_KERNEL_CODE static void shift(td::Block blk, const td::Context& ctx, std::uint64_t epoch,
+                                        int* box, std::uint64_t* sig, const int* in, int* out) {
     const int next = (ctx.my_pe + 1) % ctx.n_pes;
     td::put_signal(blk, ctx, box, in, kTile, sig, epoch, td::SignalOp::set, next);
     td::wait_until(blk, ctx, sig, td::Cmp::ge, epoch);
@@ -198,8 +194,8 @@ struct RingShift {
 // The mutant: the epoch is a kernel argument computed on the host when the call is made, so a
 // captured call replays with the epoch it had at capture.
 struct RingShiftHostEpoch {
-  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint64_t epoch,
-                                      int* box, std::uint64_t* sig, const int* in, int* out) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, std::uint64_t epoch, int* box,
+                                      std::uint64_t* sig, const int* in, int* out) const {
     RingShift::shift(blk, ctx, epoch, box, sig, in, out);
   }
 };
@@ -264,7 +260,8 @@ TEST(DeviceApiUnderReplay, TheMutantWithAHostEpochArgumentFailsTheReplayCheck) {
   harness::PeOptions pe_options;
   pe_options.timeout = std::chrono::milliseconds(3000);
   try {
-    harness::run_pes(2, [&](Runtime& rt) { replay_ring_shift(rt, true, opts); }, pe_options);
+    harness::run_pes(
+        2, [&](Runtime& rt) { replay_ring_shift(rt, true, opts); }, pe_options);
     ADD_FAILURE() << "the host-epoch mutant passed 20 replays with a delayed PE";
   } catch (const ReplayFailure& e) {
     EXPECT_THAT(e.what(), HasSubstr("PE 1, replay 2 of 20"));
