@@ -1,4 +1,4 @@
-// tessera-bench <name> [--sizes LIST] [--iters N] [--blocks LIST] [--json]
+// tessera-bench <name> [--sizes LIST] [--iters N] [--blocks LIST] [--graph] [--json]
 //
 // Runs under any launcher (mpirun, tessera-run, or alone); the Runtime comes from
 // Options::from_env(). Every subcommand measures PE 0 -> PE 1, so with fewer than 2 PEs it prints
@@ -22,11 +22,14 @@ using tessera::bench::Benchmark;
 
 void print_usage(std::FILE* out) {
   std::fprintf(out,
-               "usage: tessera-bench <name> [--sizes LIST] [--iters N] [--blocks LIST] [--json]\n"
+               "usage: tessera-bench <name> [--sizes LIST] [--iters N] [--blocks LIST] [--graph] "
+               "[--json]\n"
                "  --sizes LIST   comma-separated byte counts, K/M/G suffixes (e.g. 8,64K,1M)\n"
                "  --iters N      timed iterations per point (after an untimed warm-up)\n"
                "  --blocks LIST  grid sizes for put (default 1,4)\n"
                "  --shapes LIST  MxNxK for ag_gemm, gemm_rs, taxonomy (e.g. 2048x2048x2048)\n"
+               "  --graph        all_reduce, all_gather, moe and the other collectives: also time\n"
+               "                 the call captured once and replayed (variant <name>/graph)\n"
                "  --json         one JSON object per line instead of a table\n"
                "Run with 2 or more PEs: mpirun -np 2 tessera-bench put, or tessera-run -np 2 ...\n"
                "benchmarks:\n");

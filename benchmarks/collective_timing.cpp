@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "split.hpp"
+#include "tessera/stream.hpp"
 #include "timing.hpp"
 
 namespace tessera::bench {
@@ -24,7 +25,8 @@ double memcpy_median(std::size_t bytes, int warmup, int iters) {
   return median(times);
 }
 
-void measure(BenchEnv& env, const Measured& m, const std::function<void()>& call) {
+Row time_row(BenchEnv& env, const Measured& m, const std::string& variant,
+             const std::function<void()>& call) {
   Runtime& rt = env.rt;
   const int warmup = warmup_iters(m.iters);
   std::vector<double> times;
@@ -43,7 +45,7 @@ void measure(BenchEnv& env, const Measured& m, const std::function<void()>& call
   }
   Row row;
   row.bench = m.bench;
-  row.variant = m.variant;
+  row.variant = variant;
   row.pes = rt.n_pes();
   row.bytes = m.bytes;
   row.iters = m.iters;
@@ -53,7 +55,29 @@ void measure(BenchEnv& env, const Measured& m, const std::function<void()>& call
   row.peer_note = m.peer->unavailable;
   if (!m.resolved.empty()) row.extra.push_back({"algo", m.resolved});
   split.add_fields(row.extra);
-  if (env.report) env.report->add(row);
+  return row;
+}
+
+double measure(BenchEnv& env, const Measured& m, const std::function<void()>& call) {
+  const Row ordinary = time_row(env, m, m.variant, call);
+  if (env.report) env.report->add(ordinary);
+  if (!env.options.graph) return ordinary.time_us;
+  // The timed calls above made the first call of this combination, so it can be captured.
+  env.stream.begin_capture();
+  try {
+    call();
+  } catch (...) {
+    (void)env.stream.end_capture();
+    throw;
+  }
+  Graph graph = env.stream.end_capture();
+  Row replay = time_row(env, m, m.variant + "/graph", [&] { graph.launch(env.stream); });
+  replay.extra.push_back({"ordinary_us", ordinary.time_us});
+  if (replay.time_us > 0) {
+    replay.extra.push_back({"replay_speedup", ordinary.time_us / replay.time_us});
+  }
+  if (env.report) env.report->add(replay);
+  return ordinary.time_us;
 }
 
 }  // namespace tessera::bench

@@ -9,6 +9,7 @@
 
 #include "mpi_peer.hpp"
 #include "registry.hpp"
+#include "report.hpp"
 
 namespace tessera::bench {
 
@@ -28,7 +29,15 @@ struct Measured {
 
 // Times `call` (collective: every PE runs it) warmup_iters(m.iters) + m.iters times: each sample
 // is one call on PE 0 (enqueue + stream synchronize), every PE having left a barrier just before
-// it; then reports the row with the median, the limit and the peer side by side.
-void measure(BenchEnv& env, const Measured& m, const std::function<void()>& call);
+// it; then reports the row with the median, the limit and the peer side by side. With --graph,
+// the call is then captured once on env.stream and the replay (Graph::launch + synchronize) is
+// timed the same way, as a second row: variant "<variant>/graph", with `ordinary_us` (the first
+// row's median) and `replay_speedup` (ordinary / replay). Returns the ordinary median.
+double measure(BenchEnv& env, const Measured& m, const std::function<void()>& call);
+
+// One timed loop of measure(): each sample one `call` on PE 0 after a barrier of every PE, then
+// env.stream.synchronize(); the row of its median named `variant`, not reported yet.
+Row time_row(BenchEnv& env, const Measured& m, const std::string& variant,
+             const std::function<void()>& call);
 
 }  // namespace tessera::bench

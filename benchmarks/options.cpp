@@ -82,6 +82,8 @@ BenchOptions parse_options(int argc, char** argv) {
     };
     if (arg == "--help" || arg == "-h") {
       options.help = true;
+    } else if (arg == "--graph") {
+      options.graph = true;
     } else if (arg == "--json") {
       options.json = true;
     } else if (arg == "--sizes") {

@@ -1,5 +1,6 @@
 // Command line of tessera-bench: `tessera-bench <name> [--sizes LIST] [--iters N] [--blocks LIST]
-// [--json]`. Parsed the same way on every PE, so every PE runs the same measurement sequence.
+// [--graph] [--json]`. Parsed the same way on every PE, so every PE runs the same measurement
+// sequence.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,7 @@ struct BenchOptions {
   int iters = 0;                   // timed iterations per point; 0 = the subcommand's default
   std::vector<int> blocks;         // grid sizes (put); empty = the subcommand's default
   std::vector<GemmShape> shapes;   // global GEMM shapes (ag_gemm, gemm_rs); empty = default
+  bool graph = false;              // also time each call captured once and replayed (Graph)
   bool json = false;               // one JSON object per line instead of a table
   bool help = false;
 };
