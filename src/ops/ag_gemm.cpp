@@ -10,7 +10,6 @@
 #include "ops/heap_fill.hpp"
 #include "tessera/device/ops/ag_gemm.hpp"
 #include "tessera/error.hpp"
-#include "tessera/ops/all_gather.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -18,34 +17,40 @@ namespace {
 namespace td = tessera::device;
 namespace tdo = tessera::device::ops;
 
+// Each kernel takes the call's epoch on the device from `epoch` (every block of the grid the
+// same: next_in_grid) into its copy of args, so a captured launch takes a new one each replay.
 struct AgGemmKernel {
   template <class TA, class TB>
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
-                                      int comm_blocks) const {
+                                      td::DeviceEpoch epoch, int comm_blocks) const {
+    args.epoch = epoch.next_in_grid(blk);
     tdo::ag_gemm(blk, ctx, args, comm_blocks);
   }
 };
 
 struct AgGemmCommunicateKernel {
   template <class TA, class TB>
-  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
-                                      tdo::AgGemmArgs<TA, TB> args) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
+                                      td::DeviceEpoch epoch) const {
+    args.epoch = epoch.next_in_grid(blk);
     tdo::ag_gemm_communicate(blk, ctx, args, blk.block_id(), blk.grid_size());
   }
 };
 
 struct AgGemmComputeKernel {
   template <class TA, class TB>
-  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
-                                      tdo::AgGemmArgs<TA, TB> args) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
+                                      td::DeviceEpoch epoch) const {
+    args.epoch = epoch.next_in_grid(blk);
     tdo::ag_gemm_compute(blk, ctx, args, blk.block_id());
   }
 };
 
 struct AgGemmFusedKernel {
   template <class TA, class TB>
-  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
-                                      tdo::AgGemmArgs<TA, TB> args) const {
+  TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, tdo::AgGemmArgs<TA, TB> args,
+                                      td::DeviceEpoch epoch) const {
+    args.epoch = epoch.next_in_grid(blk);
     tdo::ag_gemm_fused(blk, ctx, args);
   }
 };
@@ -96,6 +101,7 @@ class AgGemmState final : public detail::FusedGemmSchedule<AgGemmState> {
       }
       gathered_ = rt.alloc<unsigned char>(m * k * elem);
       variant_ = AgGemmVariant::push;
+      allocate_words(gather_words(n_pes));
       return;
     }
     if (variant_ == AgGemmVariant::automatic) {
@@ -124,8 +130,8 @@ class AgGemmState final : public detail::FusedGemmSchedule<AgGemmState> {
     }
     T* gathered = reinterpret_cast<T*>(gathered_.get());
     if (overlap.pattern == OverlapPattern::bulk_synchronous) {
-      // The library all-gather into the gathered copy, then the GEMM over it.
-      all_gather(rt, stream, a_shard, gathered, a_bytes);
+      // The all-gather into the gathered copy (on the op's words and count), then the GEMM.
+      all_gather(stream, a_shard, gathered, a_bytes);
       gemm_tiles(stream, td::Tile<float>(c, m, n), td::Tile<const T>(gathered, m, k),
                  td::Tile<const T>(b, k, n));
       return;
@@ -154,23 +160,24 @@ class AgGemmState final : public detail::FusedGemmSchedule<AgGemmState> {
     args.tile_n = options.tile_n;
     args.chunk_rows = chunk_rows_;
     args.compute_blocks = options.compute_blocks;
-    args.epoch = ++epoch;
+    args.epoch = 0;  // taken on the device (main_epoch, comm_epoch)
     args.comm_delay_us = options.comm_delay_us;
     const td::Context ctx = rt.device_context();
     switch (overlap.pattern) {
       case OverlapPattern::producer_consumer:
-        // The shard (or its staged copy) is ready once the caller's stream gets here.
+        // The shard (or its staged copy) is ready once the caller's stream gets here. Each
+        // kernel advances its own count, once a call: they agree on the epoch.
         comm->wait_for(stream);
-        launch(*comm, options.comm_blocks, AgGemmCommunicateKernel{}, ctx, args);
-        launch(stream, options.compute_blocks, AgGemmComputeKernel{}, ctx, args);
+        launch(*comm, options.comm_blocks, AgGemmCommunicateKernel{}, ctx, args, comm_epoch());
+        launch(stream, options.compute_blocks, AgGemmComputeKernel{}, ctx, args, main_epoch());
         stream.wait_for(*comm);
         return;
       case OverlapPattern::fused_sequential:
-        launch(stream, options.compute_blocks, AgGemmFusedKernel{}, ctx, args);
+        launch(stream, options.compute_blocks, AgGemmFusedKernel{}, ctx, args, main_epoch());
         return;
       default:
         launch(stream, options.comm_blocks + options.compute_blocks, AgGemmKernel{}, ctx, args,
-               options.comm_blocks);
+               main_epoch(), options.comm_blocks);
         return;
     }
   }

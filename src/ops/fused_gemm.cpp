@@ -6,7 +6,10 @@
 #include <utility>
 
 #include "ops/heap_fill.hpp"
+#include "tessera/device/ops/all_gather.hpp"
 #include "tessera/error.hpp"
+#include "tessera/launch.hpp"
+#include "tessera/ops/all_gather.hpp"
 
 namespace tessera::ops {
 
@@ -49,6 +52,22 @@ std::size_t FusedGemm::inner() const { return state_->k; }
 
 namespace tessera::detail {
 
+// The bulk-synchronous all-gather's kernel (one block): the call's number from the op's count.
+struct FusedAllGatherKernel {
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, void* recv,
+                                      const void* send, std::size_t bytes,
+                                      device::ops::AllGatherSignals sigs, device::DeviceEpoch epoch,
+                                      bool ring) const {
+    const std::uint64_t call = epoch.next(blk);
+    if (ring) {
+      device::ops::all_gather_ring(blk, ctx, recv, send, bytes, ops::kAllGatherRingChunk, sigs,
+                                   call);
+    } else {
+      device::ops::all_gather_oneshot(blk, ctx, recv, send, bytes, sigs, call);
+    }
+  }
+};
+
 FusedGemmState::FusedGemmState(Runtime& runtime, const FusedGemmSpec& op, std::size_t rows,
                                std::size_t cols, std::size_t inner, ops::GemmDtype type,
                                const ops::FusedGemmOptions& requested)
@@ -86,20 +105,42 @@ ResolvedOverlap FusedGemmState::resolve(ops::CommDirection direction) const {
 }
 
 void FusedGemmState::allocate_words(std::size_t count) {
-  words = rt.alloc<std::uint64_t>(count);
-  zero_heap(rt, words.get(), count * sizeof(std::uint64_t));
+  const std::size_t total = count + kEpochs * device::DeviceEpoch::kWords;
+  handshake_words = count;
+  words = rt.alloc<std::uint64_t>(total);
+  zero_heap(rt, words.get(), total * sizeof(std::uint64_t));
   if (overlap.pattern == ops::OverlapPattern::producer_consumer) comm = make_comm_stream(rt);
   rt.barrier();  // every PE's words are zero before any peer signals into them
 }
 
+std::size_t FusedGemmState::gather_words(int n_pes) {
+  return device::ops::AllGatherSignals::kWordsPerPe * static_cast<std::size_t>(n_pes);
+}
+
+void FusedGemmState::all_gather(Stream& stream, const void* send, void* recv,
+                                std::size_t bytes) const {
+  const bool ring = ops::resolve_all_gather_algo(bytes, ops::AllGatherAlgo::automatic) ==
+                    ops::AllGatherAlgo::ring;
+  launch(stream, 1, FusedAllGatherKernel{}, rt.device_context(), recv, send, bytes,
+         device::ops::AllGatherSignals::from_words(words.get(), rt.n_pes()), main_epoch(), ring);
+}
+
+device::DeviceEpoch FusedGemmState::main_epoch() const {
+  return device::DeviceEpoch{words.get() + handshake_words};
+}
+
+device::DeviceEpoch FusedGemmState::comm_epoch() const {
+  return device::DeviceEpoch{words.get() + handshake_words + device::DeviceEpoch::kWords};
+}
+
 device::ops::OverlapWords FusedGemmState::next_words(std::uint64_t* ready,
-                                                     std::uint64_t* consumed) {
+                                                     std::uint64_t* consumed) const {
   device::ops::OverlapWords w;
   w.ready = ready;
   w.consumed = consumed;
   w.readers_done = consumed + rt.n_pes();
   w.groups = overlap_groups(overlap.pattern, options.comm_blocks, options.compute_blocks);
-  w.epoch = ++epoch;
+  w.epoch = 0;  // taken on the device (main_epoch, comm_epoch)
   w.comm_delay_us = options.comm_delay_us;
   return w;
 }

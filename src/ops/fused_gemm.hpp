@@ -13,6 +13,7 @@
 
 #include "ops/overlap_support.hpp"
 #include "tessera/device/ops/overlap.hpp"
+#include "tessera/device/signal.hpp"
 #include "tessera/device/tile.hpp"
 #include "tessera/heap.hpp"
 #include "tessera/launch.hpp"
@@ -57,13 +58,22 @@ class FusedGemmState {
   // The pattern and direction from options as resolve_fused gives them (direction overrides
   // options.direction: ops that pick their own default pass it).
   ResolvedOverlap resolve(ops::CommDirection direction) const;
-  // `count` zeroed handshake words (every PE's before any peer signals into them: ends with a
-  // barrier) and, for producer_consumer, the second stream.
+  // `count` zeroed handshake words followed by the op's call counts (kEpochs DeviceEpochs, zero
+  // too; every PE's before any peer signals into them: ends with a barrier) and, for
+  // producer_consumer, the second stream.
   void allocate_words(std::size_t count);
 
+  // The op's call counts in device memory, after the handshake words: every call advances each
+  // of them once, on the device, so a call captured into a Graph takes a new epoch on every
+  // replay. main_epoch is taken by the call's kernel on the caller's stream, comm_epoch by
+  // producer_consumer's kernel on the second stream: two counts in lockstep, each read and
+  // advanced on one stream only, so neither stream waits for the other to learn the epoch.
+  device::DeviceEpoch main_epoch() const;
+  device::DeviceEpoch comm_epoch() const;
+
   // The handshake words of the next call: ready at `ready`, consumed and readers_done at
-  // `consumed` (n_pes + 1 words), a new epoch.
-  device::ops::OverlapWords next_words(std::uint64_t* ready, std::uint64_t* consumed);
+  // `consumed` (n_pes + 1 words); the epoch is 0, the kernels take it on the device.
+  device::ops::OverlapWords next_words(std::uint64_t* ready, std::uint64_t* consumed) const;
   // The bulk-synchronous GEMM, c = a x b in tiles, on compute_blocks blocks.
   template <class T>
   void gemm_tiles(Stream& stream, device::Tile<float> c, device::Tile<const T> a,
@@ -71,11 +81,19 @@ class FusedGemmState {
     launch(stream, options.compute_blocks, GemmTilesKernel{}, c, a, b, options.tile_m,
            options.tile_n);
   }
+  // bulk_synchronous ag_gemm and gemm_as: the all-gather of `bytes` from every PE's `send` into
+  // slot p of the symmetric `recv` (n_pes * bytes; send may be this PE's slot): ops::all_gather's
+  // one-shot or ring building block (resolve_all_gather_algo), on the op's own signal words (the
+  // op allocates kGatherWords(n_pes) handshake words) and call count (main_epoch, taken on the
+  // device), so the call may be captured and replayed, with no first-call host work.
+  static std::size_t gather_words(int n_pes);
+  void all_gather(Stream& stream, const void* send, void* recv, std::size_t bytes) const;
   // One call of a tile-pipelined pattern (overlap_support.hpp) of `op`.
   template <class Op>
   void launch_pipelined(Stream& stream, const Op& op) const {
     detail::launch_pipelined(stream, comm.get(), overlap.pattern, rt.device_context(), op,
-                             options.comm_blocks, options.compute_blocks);
+                             options.comm_blocks, options.compute_blocks, main_epoch(),
+                             comm_epoch());
   }
 
   Runtime& rt;
@@ -84,9 +102,10 @@ class FusedGemmState {
   const ops::GemmDtype dtype;
   ops::FusedGemmOptions options;  // the tile resolved
   ResolvedOverlap overlap;
-  Symmetric<std::uint64_t> words;
-  std::unique_ptr<Stream> comm;  // producer_consumer
-  std::uint64_t epoch = 0;
+  static constexpr std::size_t kEpochs = 2;  // main_epoch, comm_epoch
+  Symmetric<std::uint64_t> words;            // the handshake words, then the call counts
+  std::size_t handshake_words = 0;           // allocate_words' count
+  std::unique_ptr<Stream> comm;              // producer_consumer
 };
 
 // The base of an op's state: forwards both element types to Op::enqueue<T>(stream, a, b, c).

@@ -6,7 +6,6 @@
 
 #include "ops/fused_gemm.hpp"
 #include "tessera/device/ops/gemm_as.hpp"
-#include "tessera/ops/all_gather.hpp"
 
 namespace tessera::ops {
 namespace {
@@ -33,7 +32,10 @@ class GemmAsState final : public detail::FusedGemmSchedule<GemmAsState> {
     resolve_options();
     const auto p = static_cast<std::size_t>(rt.n_pes());
     gathered_ = rt.alloc<float>(p * m * n);
-    if (overlap.pattern == OverlapPattern::bulk_synchronous) return;
+    if (overlap.pattern == OverlapPattern::bulk_synchronous) {
+      allocate_words(gather_words(rt.n_pes()));
+      return;
+    }
     const std::size_t tiles =
         ((m + options.tile_m - 1) / options.tile_m) * ((n + options.tile_n - 1) / options.tile_n);
     allocate_words(tiles * (p + 1) + p + 1);
@@ -47,9 +49,10 @@ class GemmAsState final : public detail::FusedGemmSchedule<GemmAsState> {
     const std::size_t block = m * n;
     float* mine = gathered_.get() + static_cast<std::size_t>(pe) * block;
     if (overlap.pattern == OverlapPattern::bulk_synchronous) {
-      // The GEMM into this PE's slot, the library all-gather in place, the columns into c.
+      // The GEMM into this PE's slot, the all-gather in place (on the op's words and count), the
+      // columns into c.
       gemm_tiles(stream, td::Tile<float>(mine, m, n), ta, tb);
-      all_gather(rt, stream, mine, gathered_.get(), block * sizeof(float));
+      all_gather(stream, mine, gathered_.get(), block * sizeof(float));
       launch(stream, n_pes < options.compute_blocks ? n_pes : options.compute_blocks,
              GatherColumnsKernel{}, tc, static_cast<const float*>(gathered_.get()), n_pes, n);
       return;

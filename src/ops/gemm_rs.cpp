@@ -19,12 +19,14 @@ namespace tdo = tessera::device::ops;
 
 class GemmRsState final : public detail::FusedGemmSchedule<GemmRsState> {
  public:
-  // fused_sequential with push: every block computes, publishes and sums its tiles (public: a
-  // GPU kernel's type argument may not be a private member type).
+  // fused_sequential with push: every block computes, publishes and sums its tiles, the call's
+  // epoch taken on the device from `epoch` (public: a GPU kernel's type argument may not be a
+  // private member type).
   struct Kernel {
     template <class TA, class TB>
     TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx,
-                                        tdo::GemmRsArgs<TA, TB> args) const {
+                                        tdo::GemmRsArgs<TA, TB> args, td::DeviceEpoch epoch) const {
+      args.epoch = epoch.next_in_grid(blk);
       tdo::gemm_rs(blk, ctx, args, blk.block_id());
     }
   };
@@ -79,9 +81,9 @@ class GemmRsState final : public detail::FusedGemmSchedule<GemmRsState> {
     args.tile_flags = words.get();
     args.consumed = args.tile_flags + static_cast<std::size_t>(rt.n_pes()) * args.tiles_per_shard();
     args.readers_done = args.consumed + rt.n_pes();
-    args.epoch = ++epoch;
+    args.epoch = 0;  // taken on the device (main_epoch)
     args.comm_delay_us = options.comm_delay_us;
-    launch(stream, options.compute_blocks, Kernel{}, rt.device_context(), args);
+    launch(stream, options.compute_blocks, Kernel{}, rt.device_context(), args, main_epoch());
   }
 
  private:

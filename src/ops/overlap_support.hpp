@@ -58,36 +58,46 @@ void check_gemm_run(const char* op, int pe, ops::GemmDtype constructed, ops::Gem
 }  // namespace tessera::detail
 
 #include "tessera/device/ops/overlap.hpp"
+#include "tessera/device/signal.hpp"
 #include "tessera/launch.hpp"
 
 namespace tessera::detail {
 
 // The kernels of the tile-pipelined patterns, for any Op of <tessera/device/ops/overlap.hpp>.
+// Each takes the call's epoch on the device from `epoch` (every block of the grid the same;
+// next_in_grid) into its copy of op.words, so a captured launch takes a new one each replay.
 struct OverlapSpecializedKernel {
   template <class Op>
   TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op,
-                                      int comm_blocks) const {
+                                      device::DeviceEpoch epoch, int comm_blocks) const {
+    op.words.epoch = epoch.next_in_grid(blk);
     device::ops::overlap_specialized(blk, ctx, op, comm_blocks);
   }
 };
 
 struct OverlapComputeKernel {
   template <class Op>
-  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op) const {
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op,
+                                      device::DeviceEpoch epoch) const {
+    op.words.epoch = epoch.next_in_grid(blk);
     device::ops::overlap_compute(blk, ctx, op, blk.block_id(), blk.grid_size());
   }
 };
 
 struct OverlapCommunicateKernel {
   template <class Op>
-  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op) const {
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op,
+                                      device::DeviceEpoch epoch) const {
+    op.words.epoch = epoch.next_in_grid(blk);
     device::ops::overlap_communicate(blk, ctx, op, blk.block_id(), blk.grid_size());
   }
 };
 
 struct OverlapFusedKernel {
   template <class Op>
-  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op) const {
+  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, Op op,
+                                      device::DeviceEpoch epoch) const {
+    op.words.epoch = epoch.next_in_grid(blk);
     device::ops::overlap_fused(blk, ctx, op, blk.block_id(), blk.grid_size());
   }
 };
@@ -111,24 +121,25 @@ inline int overlap_groups(ops::OverlapPattern pattern, int comm_blocks, int comp
 // Enqueues one call of a pipelined pattern (workgroup_specialized, producer_consumer,
 // fused_sequential) of `op` on `stream`; producer_consumer runs the communication kernel on
 // `comm`, which first waits for the work already on `stream` (the call's inputs), and makes
-// `stream` wait for it.
+// `stream` wait for it. The kernel on `stream` takes the call's epoch from `main_epoch`, the one
+// on `comm` from `comm_epoch` (each advanced once per call on its own stream: they agree).
 template <class Op>
 void launch_pipelined(Stream& stream, Stream* comm, ops::OverlapPattern pattern,
-                      const device::Context& ctx, const Op& op, int comm_blocks,
-                      int compute_blocks) {
+                      const device::Context& ctx, const Op& op, int comm_blocks, int compute_blocks,
+                      device::DeviceEpoch main_epoch, device::DeviceEpoch comm_epoch) {
   switch (pattern) {
     case ops::OverlapPattern::workgroup_specialized:
-      launch(stream, comm_blocks + compute_blocks, OverlapSpecializedKernel{}, ctx, op,
+      launch(stream, comm_blocks + compute_blocks, OverlapSpecializedKernel{}, ctx, op, main_epoch,
              comm_blocks);
       return;
     case ops::OverlapPattern::producer_consumer:
       comm->wait_for(stream);
-      launch(*comm, comm_blocks, OverlapCommunicateKernel{}, ctx, op);
-      launch(stream, compute_blocks, OverlapComputeKernel{}, ctx, op);
+      launch(*comm, comm_blocks, OverlapCommunicateKernel{}, ctx, op, comm_epoch);
+      launch(stream, compute_blocks, OverlapComputeKernel{}, ctx, op, main_epoch);
       stream.wait_for(*comm);
       return;
     default:
-      launch(stream, compute_blocks, OverlapFusedKernel{}, ctx, op);
+      launch(stream, compute_blocks, OverlapFusedKernel{}, ctx, op, main_epoch);
       return;
   }
 }
