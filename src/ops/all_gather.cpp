@@ -21,12 +21,13 @@ namespace {
 
 namespace td = tessera::device;
 
-// The signal words and call counter of one (recv offset, bytes_per_pe) pair. The blocks stay
+// The signal words and call count of one (recv offset, bytes_per_pe) pair. The blocks stay
 // allocated until finalize, which frees the whole heap.
 struct Pair {
-  std::uint64_t* words = nullptr;   // AllGatherSignals::kWordsPerPe * n_pes
+  // AllGatherSignals::kWordsPerPe * n_pes signal words, then the DeviceEpoch of the calls: the
+  // kernel numbers each call on the device, so a captured call replays as a new one.
+  std::uint64_t* words = nullptr;
   std::uint8_t* staging = nullptr;  // 2 * n_pes * bytes, for one-shot calls of small contributions
-  td::Epoch calls;
 };
 
 // The pairs used so far on one Runtime: its op state (OpCache), gone at its finalize.
@@ -122,7 +123,8 @@ bool stages_one_shot(std::size_t bytes_per_pe, int n_pes) {
 struct AllGatherKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, void* recv, const void* send,
                                       std::size_t bytes, td::ops::AllGatherSignals sigs,
-                                      std::uint64_t call, bool ring, void* staging) const {
+                                      td::DeviceEpoch calls, bool ring, void* staging) const {
+    const std::uint64_t call = calls.next(blk);
     if (ring) {
       td::ops::all_gather_ring(blk, ctx, recv, send, bytes, kAllGatherRingChunk, sigs, call);
     } else if (staging != nullptr) {
@@ -161,10 +163,17 @@ void all_gather(Runtime& rt, Stream& stream, const void* send, void* recv, std::
   Pairs& pairs = detail::op_cache(rt).get<Pairs>();
   Pair* pair = pairs.find(offset, bytes_per_pe);
   if (pair == nullptr) {
+    detail::refuse_capture(stream, "all_gather",
+                           "is the first on its recv buffer (heap offset " +
+                               std::to_string(offset) + ", bytes_per_pe " +
+                               std::to_string(bytes_per_pe) +
+                               "): it checks that every PE agrees and allocates the buffer's "
+                               "signal words");
     check_agreement(rt, offset, bytes_per_pe);
     auto fresh = std::make_unique<Pair>();
     const std::size_t words =
-        td::ops::AllGatherSignals::kWordsPerPe * static_cast<std::size_t>(rt.n_pes());
+        td::ops::AllGatherSignals::kWordsPerPe * static_cast<std::size_t>(rt.n_pes()) +
+        td::DeviceEpoch::kWords;
     fresh->words = static_cast<std::uint64_t*>(rt.malloc(words * sizeof(std::uint64_t)));
     detail::zero_heap(rt, fresh->words, words * sizeof(std::uint64_t));
     if (stages_one_shot(bytes_per_pe, rt.n_pes())) {
@@ -181,8 +190,10 @@ void all_gather(Runtime& rt, Stream& stream, const void* send, void* recv, std::
     if (chosen == AllGatherAlgo::automatic) chosen = resolve_all_gather_algo(bytes_per_pe, algo);
   }
   const auto sigs = td::ops::AllGatherSignals::from_words(pair->words, rt.n_pes());
-  launch(stream, 1, AllGatherKernel{}, rt.device_context(), recv, send, bytes_per_pe, sigs,
-         pair->calls.next(), chosen == AllGatherAlgo::ring, static_cast<void*>(pair->staging));
+  const td::DeviceEpoch calls{pair->words + td::ops::AllGatherSignals::kWordsPerPe *
+                                                static_cast<std::size_t>(rt.n_pes())};
+  launch(stream, 1, AllGatherKernel{}, rt.device_context(), recv, send, bytes_per_pe, sigs, calls,
+         chosen == AllGatherAlgo::ring, static_cast<void*>(pair->staging));
 }
 
 }  // namespace tessera::ops

@@ -33,8 +33,9 @@ constexpr std::size_t kMaxBlocks = 4;
 // (bulk_synchronous), rows x hidden elements, and the fused pattern's words.
 struct Workspace {
   void* stage = nullptr;
-  std::uint64_t* words = nullptr;  // [flags: team size * blocks][consumed: n_pes][readers: 1]
-  std::uint64_t epoch = 0;
+  // [flags: team size * blocks][consumed: n_pes][readers: 1][calls: DeviceEpoch::kWords]: the
+  // kernel takes each call's epoch from the device count, so a captured call replays correctly.
+  std::uint64_t* words = nullptr;
 };
 
 struct Workspaces {
@@ -77,12 +78,17 @@ void run_typed(Runtime& rt, Stream& stream, const Team& team, const void* x, con
     auto it = all.by_key.find(key);
     if (it == all.by_key.end()) {
       // First call on this shape: collective over the job (the team spans it).
+      detail::refuse_capture(stream, "all_reduce_rmsnorm",
+                             "is the first on its shape (rows " + std::to_string(rows) +
+                                 ", hidden " + std::to_string(hidden) + ", " + to_string(dtype) +
+                                 ", " + to_string(pattern) +
+                                 "): it allocates the shape's workspace collectively");
       Workspace fresh;
       fresh.stage = rt.malloc(count * sizeof(T));
       if (pattern == OverlapPattern::fused_sequential) {
         const std::size_t words =
             static_cast<std::size_t>(team.size) * static_cast<std::size_t>(blocks) +
-            static_cast<std::size_t>(rt.n_pes()) + 1;
+            static_cast<std::size_t>(rt.n_pes()) + 1 + td::DeviceEpoch::kWords;
         fresh.words = static_cast<std::uint64_t*>(rt.malloc(words * sizeof(std::uint64_t)));
         detail::zero_heap(rt, fresh.words, words * sizeof(std::uint64_t));
         rt.barrier();  // every PE's words are zero before any peer signals into them
@@ -113,7 +119,7 @@ void run_typed(Runtime& rt, Stream& stream, const Team& team, const void* x, con
   args.hidden = hidden;
   args.eps = eps;
   args.blocks = blocks;
-  args.epoch = ++ws->epoch;
+  args.calls = td::DeviceEpoch{args.readers_done + 1};
   launch(stream, blocks, FusedKernel{}, rt.device_context(), args);
 }
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "launch/grid_size.hpp"
@@ -82,9 +82,9 @@ template <class Idx, class T>
 struct DispatchKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l,
                                       td::ops::MoeWorkspace<T> ws, const T* x, std::size_t tokens,
-                                      const Idx* idx, const float* weight, std::uint64_t epoch,
-                                      std::uint64_t target) const {
-    td::ops::moe_dispatch(blk, ctx, l, ws, x, tokens, idx, weight, epoch, target);
+                                      const Idx* idx, const float* weight,
+                                      td::ops::MoeCounters counters) const {
+    td::ops::moe_dispatch(blk, ctx, l, ws, x, tokens, idx, weight, counters);
   }
 };
 
@@ -92,9 +92,8 @@ template <class T>
 struct CombineKernel {
   TESSERA_KERNEL_CODE void operator()(td::Block blk, td::Context ctx, td::ops::MoeLayout l,
                                       td::ops::MoeWorkspace<T> ws, const T* expert_out, T* y,
-                                      std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
-                                      std::uint64_t target) const {
-    td::ops::moe_combine(blk, ctx, l, ws, expert_out, y, tokens, epoch, call, target);
+                                      std::size_t tokens, td::ops::MoeCounters counters) const {
+    td::ops::moe_combine(blk, ctx, l, ws, expert_out, y, tokens, counters);
   }
 };
 
@@ -122,8 +121,8 @@ MoeBuffer::MoeBuffer(Runtime& rt, const MoeConfig& config) : rt_(&rt), config_(c
   const auto blocks = static_cast<std::size_t>(config_.max_blocks);
   const std::size_t record_words = 3 + n + static_cast<std::size_t>(config_.num_experts);
   const std::size_t cursor_words = n + static_cast<std::size_t>(config_.num_experts);
-  const std::size_t words =
-      round8(2 * n * record_words) + 4 * round8(n) + 8 + round8(blocks * cursor_words);
+  const std::size_t words = round8(2 * n * record_words) + 4 * round8(n) + 8 +
+                            round8(blocks * cursor_words) + td::ops::MoeCounters::kWords;
   words_ = rt.alloc<std::uint64_t>(words);
   detail::zero_heap(rt, words_.get(), words * sizeof(std::uint64_t));
   staging_ = rt.alloc<unsigned char>(staging_rows_ * h * es);
@@ -177,6 +176,8 @@ auto MoeBuffer::kernel_args() const {
   ws.blocks_done = w;
   w += 8;
   ws.cursors = w;
+  w += round8(static_cast<std::size_t>(l.max_blocks) * l.cursor_words());
+  const auto counters = td::ops::MoeCounters::from_words(w);
   ws.staging = reinterpret_cast<T*>(staging_.get());
   ws.staging_meta = staging_meta_.get();
   ws.expert_x = reinterpret_cast<T*>(expert_x_.get());
@@ -192,7 +193,7 @@ auto MoeBuffer::kernel_args() const {
   ws.expert_offsets = ws.expert_counts + local_experts_;
   ws.recv_tokens = ws.expert_offsets + local_experts_ + 1;
   ws.out_row = reinterpret_cast<T*>(out_rows_.get());
-  return std::pair{l, ws};
+  return std::tuple{l, ws, counters};
 }
 
 template <class T, class Idx>
@@ -207,16 +208,15 @@ MoeHandle MoeBuffer::dispatch_typed(Stream& stream, const T* x, std::size_t toke
     fail(pe, "dispatch: x, topk_idx and topk_weight must not be null when tokens > 0");
   }
   const std::size_t h = config_.hidden;
-  const auto [l, ws] = kernel_args<T>();
+  const auto [l, ws, counters] = kernel_args<T>();
 
-  const int grid = blocks_for(tokens);
-  const std::uint64_t epoch = ++dispatch_epoch_;
-  dispatch_blocks_ += static_cast<std::uint64_t>(grid);
-  launch(stream, grid, DispatchKernel<Idx, T>{}, rt_->device_context(), l, ws, x, tokens, topk_idx,
-         topk_weight, epoch, dispatch_blocks_);
+  // The kernel takes its epoch from the device count (a replayed capture takes a new one); the
+  // host's count only orders the handles.
+  launch(stream, blocks_for(tokens), DispatchKernel<Idx, T>{}, rt_->device_context(), l, ws, x,
+         tokens, topk_idx, topk_weight, counters);
 
   MoeHandle handle;
-  handle.epoch = epoch;
+  handle.epoch = ++dispatch_epoch_;
   handle.tokens = tokens;
   handle.local_experts = local_experts_;
   handle.hidden = h;
@@ -248,13 +248,12 @@ void MoeBuffer::combine_typed(Stream& stream, const MoeHandle& handle, const T* 
   if (expert_out == nullptr || (handle.tokens > 0 && y == nullptr)) {
     fail(pe, "combine: expert_out and y must not be null");
   }
-  const auto [l, ws] = kernel_args<T>();
+  const auto [l, ws, counters] = kernel_args<T>();
 
-  const int grid = blocks_for(handle.tokens);
-  const std::uint64_t call = ++combine_call_;
-  combine_blocks_ += static_cast<std::uint64_t>(grid);
-  launch(stream, grid, CombineKernel<T>{}, rt_->device_context(), l, ws, expert_out, y,
-         handle.tokens, handle.epoch, call, combine_blocks_);
+  // The kernel combines the device's latest dispatch (the one of `handle`: the check above) and
+  // takes its call number on the device.
+  launch(stream, blocks_for(handle.tokens), CombineKernel<T>{}, rt_->device_context(), l, ws,
+         expert_out, y, handle.tokens, counters);
 }
 
 MoeHandle MoeBuffer::dispatch(Stream& stream, const float* x, std::size_t tokens,

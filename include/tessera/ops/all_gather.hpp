@@ -46,10 +46,16 @@ AllGatherAlgo resolve_all_gather_algo(std::size_t bytes_per_pe, AllGatherAlgo al
 //
 // Every PE makes the same sequence of calls with the same recv offset, bytes and algorithm. The
 // first call on a (recv, bytes_per_pe) pair is collective on the host too: it checks that all
-// PEs agree and allocates the pair's signal words from the symmetric heap (3 * n_pes words,
+// PEs agree and allocates the pair's signal words from the symmetric heap (3 * n_pes + 2 words,
 // freed at finalize; plus the staging area of small contributions); later calls only enqueue
 // work. Calls never reset anything, and calls on
 // different buffers use different signals.
+//
+// Capture (Stream::begin_capture): a later call on a pair is captured and replays correctly (its
+// kernel numbers the call on the device, from a count kept with the pair's signal words; the
+// algorithm, pointers and bytes are those of the captured call). The first call on a pair cannot
+// be captured: during a capture it throws Error(invalid_argument) ("all_gather: cannot be
+// captured: ... make the same call once before begin_capture ...") and enqueues nothing.
 //
 // Throws Error(invalid_argument) when bytes_per_pe is 0, send is null, recv is not inside a live
 // symmetric heap block, the block is smaller than n_pes * bytes_per_pe from recv, or (first call

@@ -23,6 +23,11 @@ namespace tessera::ops {
 //                     them, and sums, adds, normalises and writes them.
 //   automatic         resolve_overlap(OpKind::all_reduce_rmsnorm, rows, hidden, size_of(dtype)).
 // Every member makes the same calls on the team, in stream order (like all_reduce); no reset.
+// Capture (Stream::begin_capture): a call on a shape (rows, hidden, dtype, pattern) already used
+// is captured and replays correctly (fused_sequential numbers its calls on the device;
+// bulk_synchronous is as capturable as its all_reduce); the first call on a shape allocates its
+// workspace collectively, so during a capture it throws Error(invalid_argument)
+// ("all_reduce_rmsnorm: cannot be captured: ...").
 // Throws Error(invalid_argument) on dtype i32 or i64, rows or hidden 0, a null pointer, eps not
 // positive, a pattern that does not apply ("all_reduce_rmsnorm: pattern producer_consumer does
 // not apply ..."), this PE not a member, or a member's heap not load/store reachable.

@@ -38,11 +38,17 @@ struct MoeConfig {
 };
 
 // What a dispatch produced on this PE. A view into the MoeBuffer: its contents are valid once the
-// stream has run the dispatch, until the next dispatch on the same buffer.
+// stream has run the dispatch, until the next dispatch on the same buffer. A handle returned
+// during a capture (Stream::begin_capture) describes every replay of the captured dispatch: its
+// pointers and `tokens` stay valid, and after a replay has run (e.g. after synchronize()) the
+// arrays it points to hold that replay's results; nothing it points to may be read on the host
+// while the capture is open or a replay may still be running (rows() reads device memory).
 struct MoeHandle {
-  std::uint64_t epoch = 0;  // the dispatch it belongs to (1, 2, ...)
-  std::size_t tokens = 0;   // tokens this PE dispatched (rows of y in combine)
-  int local_experts = 0;    // experts of this PE: global ids pe * local_experts + i
+  // The dispatch it belongs to in the host's call order (1, 2, ...), for combine's check; the
+  // kernels number their calls on the device (replays of a captured dispatch keep this value).
+  std::uint64_t epoch = 0;
+  std::size_t tokens = 0;  // tokens this PE dispatched (rows of y in combine)
+  int local_experts = 0;   // experts of this PE: global ids pe * local_experts + i
   std::size_t hidden = 0;
   MoeDtype dtype = MoeDtype::bf16;
   // [rows(), hidden] of dtype: the received tokens, expert i's in rows
@@ -58,7 +64,8 @@ struct MoeHandle {
   const float* weight = nullptr;
   const std::int64_t* recv_tokens = nullptr;  // [1] tokens received, each once per source token
 
-  // Rows of expert_x in use, padding included (read after the stream ran the dispatch).
+  // Rows of expert_x in use, padding included (read on the host after the stream ran the
+  // dispatch: never during a capture).
   std::size_t rows() const { return static_cast<std::size_t>(expert_offsets[local_experts]); }
 };
 
@@ -81,6 +88,9 @@ class MoeBuffer {
   // [-1, num_experts), or with tokens > max_tokens_per_pe on any PE, fails on every PE at
   // stream.synchronize() with Error(invalid_argument) naming the PE, expert and counts; nothing
   // is written and the buffer stays usable. Throws at once on a dtype mismatch or null pointer.
+  // Capturable (Stream::begin_capture): the host only checks and enqueues; the kernel takes its
+  // epoch from a count in the buffer's device words, so every replay is a new dispatch (same
+  // pointers and tokens as captured, the inputs' contents read at each replay).
   MoeHandle dispatch(Stream& stream, const float* x, std::size_t tokens,
                      const std::int32_t* topk_idx, const float* topk_weight);
   MoeHandle dispatch(Stream& stream, const float* x, std::size_t tokens,
@@ -94,7 +104,9 @@ class MoeBuffer {
   // PE's memory); y ([handle.tokens, hidden]) receives sum_k w * out for every token this PE
   // dispatched (0 for a token without experts), accumulated in fp32. `handle` must come from the
   // latest dispatch; combine may run more than once on it. Throws Error(invalid_argument) on a
-  // stale handle, a dtype mismatch or a null pointer.
+  // stale handle, a dtype mismatch or a null pointer. Capturable, alone or after the dispatch in
+  // the same capture: the kernel combines the device's latest dispatch on this buffer and counts
+  // its calls on the device.
   void combine(Stream& stream, const MoeHandle& handle, const float* expert_out, float* y);
   void combine(Stream& stream, const MoeHandle& handle, const device::bf16* expert_out,
                device::bf16* y);
@@ -133,10 +145,9 @@ class MoeBuffer {
   Symmetric<float> floats_;            // row weights, accumulators
   Symmetric<std::int64_t> layout_;     // expert counts, offsets, received tokens
   Symmetric<unsigned char> out_rows_;  // per-block partial rows of dtype
+  // Dispatches enqueued by the host, for the handle check only: the kernels count their calls in
+  // device words (MoeCounters at the end of words_), so a captured call replays correctly.
   std::uint64_t dispatch_epoch_ = 0;
-  std::uint64_t combine_call_ = 0;
-  std::uint64_t dispatch_blocks_ = 0;  // total grid sizes of dispatches so far
-  std::uint64_t combine_blocks_ = 0;
 };
 
 }  // namespace tessera::ops

@@ -118,6 +118,27 @@ struct MoeWorkspace {
 
 static_assert(std::is_trivially_copyable_v<MoeWorkspace<float>>, "passed to kernels by value");
 
+// A buffer's call counts in device memory (DeviceEpoch, signal.hpp; local words, zero before the
+// first call, never reset), for the kernels that take their numbers on the device: a launch
+// captured once into a Graph and replayed takes new numbers on every replay. Every block of a
+// grid calls each count once (next_in_grid), so all of them agree on the call's numbers.
+struct MoeCounters {
+  DeviceEpoch dispatch;         // dispatch epochs; its count is the latest dispatch's epoch
+  DeviceEpoch dispatch_blocks;  // total grid sizes of all dispatches (blocks_done[0]'s target)
+  DeviceEpoch combine;          // combine calls
+  DeviceEpoch combine_blocks;   // total grid sizes of all combines (blocks_done[1]'s target)
+
+  // Words of the four counts, carved out of consecutive words by from_words.
+  static constexpr std::size_t kWords = 4 * DeviceEpoch::kWords;
+  TESSERA_HOST_DEVICE static MoeCounters from_words(std::uint64_t* words) {
+    return MoeCounters{DeviceEpoch{words}, DeviceEpoch{words + DeviceEpoch::kWords},
+                       DeviceEpoch{words + 2 * DeviceEpoch::kWords},
+                       DeviceEpoch{words + 3 * DeviceEpoch::kWords}};
+  }
+};
+
+static_assert(std::is_trivially_copyable_v<MoeCounters>, "passed to kernels by value");
+
 // --- building blocks -------------------------------------------------------------------------
 
 // The record of PE s for `epoch`, as held on this PE.
@@ -166,6 +187,14 @@ TESSERA_KERNEL_CODE void moe_dispatch(Block blk, const Context& ctx, const MoeLa
                                       const Idx* topk_idx, const float* topk_weight,
                                       std::uint64_t epoch, std::uint64_t blocks_target);
 
+// moe_dispatch with the epoch and the block total taken on the device from `counters` (every block
+// of the grid calls it): the form a captured launch replays correctly.
+template <class Idx, class T>
+TESSERA_KERNEL_CODE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout& l,
+                                      const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                      const Idx* topk_idx, const float* topk_weight,
+                                      MoeCounters counters);
+
 // Combine call `call` of the dispatch of `epoch`: y[t] = sum_k w[t,k] * expert_out[row(t,k)],
 // fp32 accumulation, `tokens` the count that dispatch sent. expert_out is laid out as expert_x.
 // `blocks_target` as for moe_send_tokens (blocks_done[1]).
@@ -174,6 +203,14 @@ TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLay
                                      const MoeWorkspace<T>& ws, const T* expert_out, T* y,
                                      std::size_t tokens, std::uint64_t epoch, std::uint64_t call,
                                      std::uint64_t blocks_target);
+
+// moe_combine of the latest dispatch made through `counters` (its epoch read from
+// counters.dispatch, which the stream's earlier dispatch kernel advanced), with the call number
+// and the block total taken on the device (every block of the grid calls it).
+template <class T>
+TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
+                                     const MoeWorkspace<T>& ws, const T* expert_out, T* y,
+                                     std::size_t tokens, MoeCounters counters);
 
 }  // namespace tessera::device::ops
 

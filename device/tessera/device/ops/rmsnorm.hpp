@@ -12,6 +12,7 @@
 #include "tessera/device/context.hpp"
 #include "tessera/device/group.hpp"
 #include "tessera/device/numeric.hpp"
+#include "tessera/device/signal.hpp"
 #include "tessera/device/team.hpp"
 
 namespace tessera::device::ops {
@@ -38,8 +39,12 @@ struct AllReduceRmsnormArgs {
   Team team;
   std::size_t rows = 0, hidden = 0;
   float eps = 1e-6f;
-  int blocks = 1;                   // the grid: blocks calling all_reduce_rmsnorm per member
-  std::uint64_t epoch = 0;          // 1 for the first call, then 2, 3, ...
+  int blocks = 1;           // the grid: blocks calling all_reduce_rmsnorm per member
+  std::uint64_t epoch = 0;  // 1 for the first call, then 2, 3, ...
+  // When set (words non-null: DeviceEpoch::kWords local words, zero before the first call), the
+  // call's epoch is taken from it on the device instead (every block calls next_in_grid, so all
+  // agree) and `epoch` is ignored: a launch captured into a Graph takes a new epoch every replay.
+  DeviceEpoch calls;
   std::uint32_t comm_delay_us = 0;  // test hook: delay before each block announces its rows
 
   TESSERA_HOST_DEVICE std::size_t row_begin(int block) const {

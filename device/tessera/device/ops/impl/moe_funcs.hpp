@@ -427,6 +427,17 @@ TESSERA_KERNEL_CODE void moe_dispatch(Block blk, const Context& ctx, const MoeLa
   if (signalled) quiet(ctx);
 }
 
+template <class Idx, class T>
+TESSERA_KERNEL_CODE void moe_dispatch(Block blk, const Context& ctx, const MoeLayout& l,
+                                      const MoeWorkspace<T>& ws, const T* x, std::size_t tokens,
+                                      const Idx* topk_idx, const float* topk_weight,
+                                      MoeCounters counters) {
+  const std::uint64_t epoch = counters.dispatch.next_in_grid(blk);
+  const std::uint64_t target =
+      counters.dispatch_blocks.next_in_grid(blk, static_cast<std::uint64_t>(blk.grid_size()));
+  moe_dispatch(blk, ctx, l, ws, x, tokens, topk_idx, topk_weight, epoch, target);
+}
+
 namespace detail {
 
 // dst[c] = sum_j w[j] * rows[j][c] for c in [0, h), in fp32, rounded to T once: one pass over
@@ -556,6 +567,19 @@ TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLay
   // As in moe_dispatch: the combine_sig signals may still be in flight through the proxy (the
   // combine_ready ones were quieted above, before them).
   if (last) quiet(ctx);
+}
+
+template <class T>
+TESSERA_KERNEL_CODE void moe_combine(Block blk, const Context& ctx, const MoeLayout& l,
+                                     const MoeWorkspace<T>& ws, const T* expert_out, T* y,
+                                     std::size_t tokens, MoeCounters counters) {
+  // No kernel writes the dispatch count while this one runs: the stream ran the dispatch before.
+  const std::uint64_t epoch =
+      platform::atomic_load(counters.dispatch.words, Sem::relaxed, Scope::device);
+  const std::uint64_t call = counters.combine.next_in_grid(blk);
+  const std::uint64_t target =
+      counters.combine_blocks.next_in_grid(blk, static_cast<std::uint64_t>(blk.grid_size()));
+  moe_combine(blk, ctx, l, ws, expert_out, y, tokens, epoch, call, target);
 }
 
 }  // namespace tessera::device::ops

@@ -68,7 +68,7 @@ TESSERA_KERNEL_CODE void all_reduce_rmsnorm(Block blk, const Context& ctx,
                                             const AllReduceRmsnormArgs<T>& args) {
   const Team& team = args.team;
   const int b = blk.block_id();
-  const std::uint64_t e = args.epoch;
+  const std::uint64_t e = args.calls.words != nullptr ? args.calls.next_in_grid(blk) : args.epoch;
   const std::size_t r0 = args.row_begin(b), r1 = args.row_begin(b + 1), h = args.hidden;
   if (e > 1) {
     for (int r = 0; r < team.size; ++r) {
