@@ -58,6 +58,8 @@ std::size_t capture_and_replay(Runtime& rt, Call&& call, Write&& write, Check&& 
   Graph graph = stream.end_capture();
   for (int r = 1; r <= opts.replays; ++r) {
     write(r);
+    // The delay is the condition under test (one PE late into the op's waits), not a wait for
+    // something: nothing here depends on what happens during it.
     if (rt.pe() == opts.delayed_pe) std::this_thread::sleep_for(opts.delay);
     graph.launch(stream);
     stream.synchronize();
