@@ -4,6 +4,7 @@
 // Shared by the gtest program (PEs as threads) and graphs_proc (PEs as processes).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -192,6 +193,59 @@ inline void replay_every_collective(Runtime& rt, const Team& team, const ReplayO
   replay_all_to_all(rt, team, opts);
   replay_all_to_all_v(rt, team, opts);
   replay_broadcast(rt, team, opts);
+}
+
+// all_reduce (sum), reduce_scatter (max) and broadcast (from the last PE) on the world team,
+// captured into one graph and replayed: each op's result checked after every replay.
+inline void replay_three_collectives(Runtime& rt, const ReplayOptions& opts) {
+  const Team team = team_world(rt);
+  constexpr std::size_t kCount = 256;
+  const auto m = static_cast<std::size_t>(team.size);
+  const auto me = static_cast<std::size_t>(rt.pe());
+  const int root = rt.n_pes() - 1;
+  std::vector<float> a(kCount), b(m * kCount), c(kCount);
+  auto a_out = rt.alloc<float>(kCount);
+  auto b_out = rt.alloc<float>(kCount);
+  auto c_out = rt.alloc<float>(kCount);
+  capture_and_replay(
+      rt,
+      [&](Stream& s) {
+        ops::all_reduce(rt, s, team, a.data(), a_out.get(), kCount, ops::Dtype::f32,
+                        ops::ReduceOp::sum);
+        ops::reduce_scatter(rt, s, team, b.data(), b_out.get(), kCount, ops::Dtype::f32,
+                            ops::ReduceOp::max);
+        ops::broadcast(rt, s, team, c.data(), c_out.get(), kCount, ops::Dtype::f32, root);
+      },
+      [&](int r) {
+        for (std::size_t i = 0; i < kCount; ++i) {
+          a[i] = static_cast<float>(value(rt.pe(), r, i));
+          c[i] = static_cast<float>(value(rt.pe(), r, i + 7));
+        }
+        for (std::size_t i = 0; i < b.size(); ++i)
+          b[i] = static_cast<float>(value(rt.pe(), r, i + 3));
+      },
+      [&](int r) {
+        std::string wrong = first_difference("all_reduce", a_out.get(), kCount, [&](auto i) {
+          int sum = 0;
+          for (int p = 0; p < rt.n_pes(); ++p) sum += value(p, r, i);
+          return sum;
+        });
+        if (wrong.empty()) {
+          wrong = first_difference("reduce_scatter", b_out.get(), kCount, [&](auto i) {
+            int most = -100;
+            for (int p = 0; p < rt.n_pes(); ++p) {
+              most = std::max(most, value(p, r, me * kCount + i + 3));
+            }
+            return most;
+          });
+        }
+        if (wrong.empty()) {
+          wrong = first_difference("broadcast", c_out.get(), kCount,
+                                   [&](auto i) { return value(root, r, i + 7); });
+        }
+        return wrong;
+      },
+      opts);
 }
 
 }  // namespace tessera::graphs_test

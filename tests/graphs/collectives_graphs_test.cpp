@@ -55,54 +55,7 @@ TEST(CollectivesReplayTeams, EveryCollectiveReplaysWithOnePeDelayed) {
 }
 
 TEST(CollectivesReplayTeams, ThreeCollectivesInOneGraph) {
-  harness::run_pes(4, [](Runtime& rt) {
-    const Team team = team_world(rt);
-    constexpr std::size_t kCount = 256;
-    const auto m = static_cast<std::size_t>(team.size);
-    std::vector<float> a(kCount), b(m * kCount), c(kCount);
-    auto a_out = rt.alloc<float>(kCount);
-    auto b_out = rt.alloc<float>(kCount);
-    auto c_out = rt.alloc<float>(kCount);
-    const auto me = static_cast<std::size_t>(rt.pe());
-    capture_and_replay(
-        rt,
-        [&](Stream& s) {
-          ops::all_reduce(rt, s, team, a.data(), a_out.get(), kCount, ops::Dtype::f32,
-                          ops::ReduceOp::sum);
-          ops::reduce_scatter(rt, s, team, b.data(), b_out.get(), kCount, ops::Dtype::f32,
-                              ops::ReduceOp::max);
-          ops::broadcast(rt, s, team, c.data(), c_out.get(), kCount, ops::Dtype::f32, 2);
-        },
-        [&](int r) {
-          for (std::size_t i = 0; i < kCount; ++i) {
-            a[i] = static_cast<float>(value(rt.pe(), r, i));
-            c[i] = static_cast<float>(value(rt.pe(), r, i + 7));
-          }
-          for (std::size_t i = 0; i < b.size(); ++i) {
-            b[i] = static_cast<float>(value(rt.pe(), r, i + 3));
-          }
-        },
-        [&](int r) {
-          std::string wrong = first_difference("all_reduce", a_out.get(), kCount, [&](auto i) {
-            int sum = 0;
-            for (int p = 0; p < rt.n_pes(); ++p) sum += value(p, r, i);
-            return sum;
-          });
-          if (wrong.empty()) {
-            wrong = first_difference("reduce_scatter", b_out.get(), kCount, [&](auto i) {
-              int most = -100;
-              for (int p = 0; p < rt.n_pes(); ++p)
-                most = std::max(most, value(p, r, me * kCount + i + 3));
-              return most;
-            });
-          }
-          if (wrong.empty()) {
-            wrong = first_difference("broadcast", c_out.get(), kCount,
-                                     [&](auto i) { return value(2, r, i + 7); });
-          }
-          return wrong;
-        });
-  });
+  harness::run_pes(4, [](Runtime& rt) { replay_three_collectives(rt, ReplayOptions{}); });
 }
 
 // The first call of a combination on a team spanning the job is checked collectively on the
