@@ -481,17 +481,9 @@ void Graph::launch(Stream& stream) {
   auto run = [](std::shared_ptr<const std::function<void()>> fn) {
     return [fn = std::move(fn)] { (*fn)(); };
   };
-  if (g.lanes.size() == 1) {
-    if (target.capture) {  // a replay inside another capture: recorded there, task by task
-      for (const auto& e : g.entries) stream.enqueue(run(e.fn));
-      return;
-    }
-    bool notify = false;
-    {
-      std::lock_guard lock(target.mu);
-      for (const auto& e : g.entries) notify = target.push({run(e.fn), nullptr}) || notify;
-    }
-    if (notify) target.wake.notify_one();
+  if (g.lanes.size() == 1 && target.capture) {
+    // A replay inside another capture: recorded there, task by task.
+    for (const auto& e : g.entries) stream.enqueue(run(e.fn));
     return;
   }
   for (std::size_t lane = 0; lane < g.lanes.size(); ++lane) {
@@ -502,10 +494,11 @@ void Graph::launch(Stream& stream) {
           "again (one of its streams is capturing)");
     }
   }
+  // Fresh marks for this replay's waits between lanes; each run of consecutive entries of one
+  // lane is pushed under one lock (a one-lane graph: all of it at once).
   std::vector<std::shared_ptr<StreamMark>> marks(static_cast<std::size_t>(g.marks));
   for (auto& m : marks) m = std::make_shared<StreamMark>();
-  for (const auto& e : g.entries) {
-    Stream::Impl& lane = e.lane == 0 ? target : *g.lanes[static_cast<std::size_t>(e.lane)]->impl_;
+  auto task_of = [&](const CaptureRecord::Entry& e) {
     Stream::Impl::Task task;
     switch (e.kind) {
       case Kind::task:
@@ -518,10 +511,18 @@ void Graph::launch(Stream& stream) {
         task.fn = wait_task(marks[static_cast<std::size_t>(e.mark)]);
         break;
     }
+    return task;
+  };
+  for (std::size_t i = 0; i < g.entries.size();) {
+    const int lane_of_run = g.entries[i].lane;
+    Stream::Impl& lane =
+        lane_of_run == 0 ? target : *g.lanes[static_cast<std::size_t>(lane_of_run)]->impl_;
     bool notify = false;
     {
       std::lock_guard lock(lane.mu);
-      notify = lane.push(std::move(task));
+      for (; i < g.entries.size() && g.entries[i].lane == lane_of_run; ++i) {
+        notify = lane.push(task_of(g.entries[i])) || notify;
+      }
     }
     if (notify) lane.wake.notify_one();
   }

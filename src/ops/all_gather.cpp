@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ops/all_gather_launch.hpp"
 #include "ops/heap_fill.hpp"
 #include "runtime/op_support.hpp"
 #include "tessera/device/ops/all_gather.hpp"
@@ -192,8 +193,19 @@ void all_gather(Runtime& rt, Stream& stream, const void* send, void* recv, std::
   const auto sigs = td::ops::AllGatherSignals::from_words(pair->words, rt.n_pes());
   const td::DeviceEpoch calls{pair->words + td::ops::AllGatherSignals::kWordsPerPe *
                                                 static_cast<std::size_t>(rt.n_pes())};
-  launch(stream, 1, AllGatherKernel{}, rt.device_context(), recv, send, bytes_per_pe, sigs, calls,
-         chosen == AllGatherAlgo::ring, static_cast<void*>(pair->staging));
+  detail::launch_all_gather(rt, stream, recv, send, bytes_per_pe, sigs, calls,
+                            chosen == AllGatherAlgo::ring, static_cast<void*>(pair->staging));
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::detail {
+
+void launch_all_gather(Runtime& rt, Stream& stream, void* recv, const void* send, std::size_t bytes,
+                       const device::ops::AllGatherSignals& sigs, device::DeviceEpoch calls,
+                       bool ring, void* staging) {
+  launch(stream, 1, ops::AllGatherKernel{}, rt.device_context(), recv, send, bytes, sigs, calls,
+         ring, staging);
+}
+
+}  // namespace tessera::detail

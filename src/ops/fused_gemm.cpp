@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "ops/all_gather_launch.hpp"
 #include "ops/heap_fill.hpp"
 #include "tessera/device/ops/all_gather.hpp"
 #include "tessera/error.hpp"
@@ -51,22 +52,6 @@ std::size_t FusedGemm::inner() const { return state_->k; }
 }  // namespace tessera::ops
 
 namespace tessera::detail {
-
-// The bulk-synchronous all-gather's kernel (one block): the call's number from the op's count.
-struct FusedAllGatherKernel {
-  TESSERA_KERNEL_CODE void operator()(device::Block blk, device::Context ctx, void* recv,
-                                      const void* send, std::size_t bytes,
-                                      device::ops::AllGatherSignals sigs, device::DeviceEpoch epoch,
-                                      bool ring) const {
-    const std::uint64_t call = epoch.next(blk);
-    if (ring) {
-      device::ops::all_gather_ring(blk, ctx, recv, send, bytes, ops::kAllGatherRingChunk, sigs,
-                                   call);
-    } else {
-      device::ops::all_gather_oneshot(blk, ctx, recv, send, bytes, sigs, call);
-    }
-  }
-};
 
 FusedGemmState::FusedGemmState(Runtime& runtime, const FusedGemmSpec& op, std::size_t rows,
                                std::size_t cols, std::size_t inner, ops::GemmDtype type,
@@ -121,8 +106,9 @@ void FusedGemmState::all_gather(Stream& stream, const void* send, void* recv,
                                 std::size_t bytes) const {
   const bool ring = ops::resolve_all_gather_algo(bytes, ops::AllGatherAlgo::automatic) ==
                     ops::AllGatherAlgo::ring;
-  launch(stream, 1, FusedAllGatherKernel{}, rt.device_context(), recv, send, bytes,
-         device::ops::AllGatherSignals::from_words(words.get(), rt.n_pes()), main_epoch(), ring);
+  launch_all_gather(rt, stream, recv, send, bytes,
+                    device::ops::AllGatherSignals::from_words(words.get(), rt.n_pes()),
+                    main_epoch(), ring, nullptr);
 }
 
 device::DeviceEpoch FusedGemmState::main_epoch() const {

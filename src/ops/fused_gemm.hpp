@@ -82,10 +82,11 @@ class FusedGemmState {
            options.tile_n);
   }
   // bulk_synchronous ag_gemm and gemm_as: the all-gather of `bytes` from every PE's `send` into
-  // slot p of the symmetric `recv` (n_pes * bytes; send may be this PE's slot): ops::all_gather's
-  // one-shot or ring building block (resolve_all_gather_algo), on the op's own signal words (the
-  // op allocates kGatherWords(n_pes) handshake words) and call count (main_epoch, taken on the
-  // device), so the call may be captured and replayed, with no first-call host work.
+  // slot p of the symmetric `recv` (n_pes * bytes; send may be this PE's slot) by ops::all_gather's
+  // kernel (ops/all_gather_launch.hpp: ring or one-shot by resolve_all_gather_algo, never staged)
+  // on the op's own signal words (gather_words(n_pes) of its handshake words) and call count
+  // (main_epoch, taken on the device): the call may be captured and replayed, with no first-call
+  // host work.
   static std::size_t gather_words(int n_pes);
   void all_gather(Stream& stream, const void* send, void* recv, std::size_t bytes) const;
   // One call of a tile-pipelined pattern (overlap_support.hpp) of `op`.

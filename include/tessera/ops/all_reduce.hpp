@@ -69,6 +69,13 @@ AllReduceAlgo resolve_all_reduce_algo(std::size_t count, Dtype dtype, int team_s
 // stream (synchronize throws; make a new team after that); later calls only enqueue work. Calls
 // never reset anything (the team's epochs, shared with the team's other collectives).
 //
+// Capture (Stream::begin_capture, docs/graphs.md): every algorithm keeps its epochs in the team's
+// workspace and advances them on the device, so a captured call replays correctly. On a team
+// spanning the job the first call of a combination cannot be captured (its host agreement
+// check): during a capture it throws Error(invalid_argument) ("all_reduce: cannot be captured:
+// ... make the same call once before begin_capture") and enqueues nothing. On any other team the
+// first call's check runs on the stream, so it is captured and every replay checks again.
+//
 // Throws Error(invalid_argument) when this PE is not a member or the team has no workspace (not
 // made by a team maker), count is 0, send is null, recv is not inside a live symmetric heap block
 // of count elements, op is prod on a floating dtype, atomic is asked for another op than sum or

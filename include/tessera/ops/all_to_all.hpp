@@ -20,7 +20,7 @@ namespace tessera::ops {
 // call stages the segments it overwrites); otherwise they may not overlap. Once the stream reaches
 // the end of the call recv holds every block and send is reusable. Any count works.
 //
-// Agreement, epochs and ordering as for reduce_scatter (<tessera/ops/reduce_scatter.hpp>).
+// Agreement, epochs, ordering and capture as for reduce_scatter (<tessera/ops/reduce_scatter.hpp>).
 // Throws Error(invalid_argument) when this PE is not a member or the team has no workspace,
 // count is 0, send is null, recv is not in a live heap block of team.size * count elements or
 // partly overlaps send, a member is not load/store reachable, or (team spanning the job, first
@@ -39,7 +39,8 @@ void all_to_all(Runtime& rt, Stream& stream, const Team& team, const void* send,
 // capacity and the count from each sender (never a silent drop; the team stays usable). send and
 // recv may not overlap. Teams of up to device::ops::all_to_all_v_max_team members.
 //
-// Agreement (dtype and recv only: counts differ), epochs and ordering as for reduce_scatter.
+// Agreement (dtype and recv only: counts differ), epochs, ordering and capture as for
+// reduce_scatter; an overflow found during a replay is reported by the next synchronize().
 // Throws Error(invalid_argument) when this PE is not a member or the team has no workspace or too
 // many members, send, send_counts, recv_counts or recv_offsets is null, recv is not in a live heap
 // block of recv_capacity elements or overlaps send, or (team spanning the job, first call) the PEs

@@ -23,7 +23,7 @@ namespace tessera::ops {
 // the stream reaches the end of the call recv holds the data on every member and
 // send is reusable. Any count works.
 //
-// Agreement (count, dtype, root, recv), epochs and ordering as for reduce_scatter
+// Agreement (count, dtype, root, recv), epochs, ordering and capture as for reduce_scatter
 // (<tessera/ops/reduce_scatter.hpp>). Throws Error(invalid_argument) when this PE is not a member
 // or the team has no workspace, count is 0, root is not a team rank, send is null on the root,
 // recv is not in a live heap block of count elements (or partly overlaps send on the root), a

@@ -55,6 +55,10 @@ class FusedGemm {
   // same calls in the same order. Throws Error(invalid_argument) on a null pointer or a dtype
   // other than the one constructed with; producer_consumer on a native GPU stream throws
   // Error(backend) (Stream::wait_for is host-only for now).
+  // Capture (Stream::begin_capture, docs/graphs.md): the op's epochs live in its workspace and
+  // advance on the device, so a captured run replays correctly. bulk_synchronous gemm_rs and
+  // gemm_ar reduce through ops::reduce_scatter and ops::all_reduce: their first run refuses a
+  // capture as those do (run once before begin_capture).
   void run(Stream& stream, const float* a, const float* b, float* c);
   void run(Stream& stream, const device::bf16* a, const device::bf16* b, float* c);
 

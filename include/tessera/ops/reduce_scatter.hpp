@@ -51,6 +51,9 @@ ReduceScatterAlgo resolve_reduce_scatter_algo(
 // calls; after a mismatch on the stream, make a new team (members may have reserved different
 // epochs).
 //
+// Capture as for all_reduce (<tessera/ops/all_reduce.hpp>): later calls replay correctly, the
+// first call of a combination on a team spanning the job refuses the capture.
+//
 // Throws Error(invalid_argument) when this PE is not a member or the team has no workspace,
 // count is 0, send is null, recv is not inside a live symmetric heap block of count elements or
 // overlaps send other than in place, op is prod on a floating dtype, a member's heap is not

@@ -61,11 +61,15 @@ struct AgGemmArgs {
   std::uint64_t* consumed = nullptr;      // symmetric, n_pes words (the reuse handshake)
   std::uint64_t* readers_done = nullptr;  // pull: symmetric, 1 word: compute blocks done
   AgGemmAlgo algo = AgGemmAlgo::push;
-  std::size_t tile_m = 64;          // rows of a C tile
-  std::size_t tile_n = 256;         // columns of a C tile
-  std::size_t chunk_rows = 64;      // rows of A per pushed chunk (push)
-  int compute_blocks = 1;           // groups calling ag_gemm_compute per PE (fixed per call site)
-  std::uint64_t epoch = 0;          // 1 for the first call, then 2, 3, ...
+  std::size_t tile_m = 64;      // rows of a C tile
+  std::size_t tile_n = 256;     // columns of a C tile
+  std::size_t chunk_rows = 64;  // rows of A per pushed chunk (push)
+  int compute_blocks = 1;       // groups calling ag_gemm_compute per PE (fixed per call site)
+  // The call's number: 1 for the first call, then 2, 3, ... Set it inside the kernel from a
+  // device::DeviceEpoch (DeviceEpoch::next_in_grid) when the launch may be captured into a Graph
+  // and replayed: an epoch passed from the host is frozen at capture (docs/graphs.md). The
+  // library's launchers do so.
+  std::uint64_t epoch = 0;
   std::uint32_t comm_delay_us = 0;  // test hook: delay before each chunk is published
 
   TESSERA_HOST_DEVICE std::size_t m_local() const { return a_shard.rows; }

@@ -42,8 +42,12 @@ struct GemmRsArgs {
   std::uint64_t* readers_done = nullptr;  // symmetric, 1 word: groups done, all calls
   std::size_t tile_m = 64;
   std::size_t tile_n = 256;
-  int compute_blocks = 1;           // groups calling gemm_rs per PE (fixed per call site)
-  std::uint64_t epoch = 0;          // 1 for the first call, then 2, 3, ...
+  int compute_blocks = 1;  // groups calling gemm_rs per PE (fixed per call site)
+  // The call's number: 1 for the first call, then 2, 3, ... Set it inside the kernel from a
+  // device::DeviceEpoch (DeviceEpoch::next_in_grid) when the launch may be captured into a Graph
+  // and replayed: an epoch passed from the host is frozen at capture (docs/graphs.md). The
+  // library's launchers do so.
+  std::uint64_t epoch = 0;
   std::uint32_t comm_delay_us = 0;  // test hook: delay before each partial tile is published
 
   TESSERA_HOST_DEVICE std::size_t m_local() const { return c.rows; }

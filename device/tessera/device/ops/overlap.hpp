@@ -64,8 +64,12 @@ struct OverlapWords {
   std::uint64_t* consumed = nullptr;      // symmetric, n_pes words (the reuse handshake)
   std::uint64_t* readers_done = nullptr;  // symmetric, 1 word: groups finished, all calls
   int groups = 1;                         // groups of this PE taking part in a call (every role)
-  std::uint64_t epoch = 0;                // 1 for the first call, then 2, 3, ...
-  std::uint32_t comm_delay_us = 0;        // test hook: delay before each tile is published
+  // The call's number: 1 for the first call, then 2, 3, ... Set it inside the kernel from a
+  // device::DeviceEpoch (DeviceEpoch::next_in_grid) when the launch may be captured into a Graph
+  // and replayed: an epoch passed from the host is frozen at capture (docs/graphs.md). The
+  // library's launchers do so.
+  std::uint64_t epoch = 0;
+  std::uint32_t comm_delay_us = 0;  // test hook: delay before each tile is published
 };
 
 static_assert(std::is_trivially_copyable_v<OverlapWords>, "passed to kernels by value");
