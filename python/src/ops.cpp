@@ -54,6 +54,7 @@ struct Owned {
   }
   void free() {
     get("free");
+    state->check_not_capturing("free");
     lifetime->live = false;
     state->synchronize();
     op.reset();
