@@ -254,6 +254,60 @@ def test_fused_gemm_replays(rt, needs_mapped, name):
         del g  # before free: the op's workspace is what the graph's work writes
 
 
+def routing(pe, replay, tokens, experts):
+    """Two distinct experts a token, and weights exact in float32, rewritten every replay."""
+    t = np.arange(tokens)
+    first = (t * 3 + replay + pe) % experts
+    second = (first + 1 + (t + replay) % (experts - 1)) % experts
+    idx = np.stack([first, second], axis=1).astype(np.int32)
+    w = np.stack([((t + replay) % 4 + 1) / 8, np.full(tokens, 0.5)], axis=1).astype(np.float32)
+    return idx, w
+
+
+def test_moe_dispatch_and_combine_replay_as_two_graphs(rt, needs_mapped):
+    p, tokens, hidden = rt.n_pes, 16, 8
+    experts = 2 * p
+    x = np.zeros((tokens, hidden), np.float32)
+    idx = np.zeros((tokens, 2), np.int32)
+    w = np.zeros((tokens, 2), np.float32)
+    y = np.zeros((tokens, hidden), np.float32)
+    replays = REPLAYS // 10
+    with tessera.ops.MoeBuffer(rt, tokens, hidden, 2, experts, "float32") as moe:
+        local = moe.local_experts
+        # The expert (x2) runs on the host between the graphs: one fits every replay's rows.
+        expert_out = np.zeros((moe.expert_capacity, hidden), np.float32)
+        idx[:], w[:] = routing(rt.pe, 0, tokens, experts)
+        h = moe.dispatch(x, idx, w)  # the calls made once outside a capture
+        moe.combine(h, np.zeros((h.rows, hidden), np.float32), y)
+        rt.synchronize()
+        with rt.capture() as dispatch:
+            h = moe.dispatch(x, idx, w)
+            with pytest.raises(tessera.InvalidArgumentError, match="capturing"):
+                h.rows  # the captured dispatch has not run: its row count is unknown
+        with rt.capture() as combine:
+            moe.combine(h, expert_out, y)
+        with pytest.raises(tessera.InvalidArgumentError, match="expert_capacity"):
+            with rt.capture():
+                moe.combine(h, expert_out[:1], y)
+        for i in range(1, replays + 1):
+            x[:] = block(rt.pe, i, tokens * hidden).reshape(tokens, hidden)
+            idx[:], w[:] = routing(rt.pe, i, tokens, experts)
+            y[:] = SENTINEL
+            dispatch.replay()
+            rt.synchronize()
+            counts = np.zeros(local, np.int64)
+            for q in range(p):
+                theirs, _ = routing(q, i, tokens, experts)
+                for le in range(local):
+                    counts[le] += np.count_nonzero(theirs == rt.pe * local + le)
+            np.testing.assert_array_equal(np.from_dlpack(h.expert_counts), counts, err_msg=f"replay {i}")
+            expert_out[:h.rows] = 2 * np.from_dlpack(h.expert_x)
+            combine.replay()
+            rt.synchronize()
+            np.testing.assert_array_equal(y, 2 * x * w.sum(axis=1, keepdims=True), err_msg=f"replay {i}")
+        del dispatch, combine  # before free: their work uses the buffer
+
+
 def test_three_ops_in_one_graph_run_in_capture_order(rt, needs_mapped):
     p, root = rt.n_pes, 0
     send, summed = rt.empty(COUNT, "float32"), rt.empty(COUNT, "float32")
