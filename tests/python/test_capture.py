@@ -340,6 +340,27 @@ def test_three_ops_in_one_graph_run_in_capture_order(rt, needs_mapped):
     assert replay_checked(rt, g, rewrite, check, replays=REPLAYS // 2) == REPLAYS // 2
 
 
+def test_replays_captured_into_another_graph_run_in_it(rt, needs_mapped):
+    x = rt.empty(COUNT, "float32")
+    v = np.from_dlpack(x)
+    tessera.ops.all_reduce(rt, x, x)  # in place: each run multiplies the sum by n_pes
+    rt.synchronize()
+    with rt.capture() as inner:
+        tessera.ops.all_reduce(rt, x, x)
+    with rt.capture() as outer:
+        inner.replay()
+        inner.replay()
+    assert len(outer) == 2 * len(inner) > 0
+
+    def rewrite(i):
+        v[:] = block(rt.pe, i)
+
+    def check(i):
+        np.testing.assert_array_equal(v, rt.n_pes * sum(block(q, i) for q in range(rt.n_pes)))
+
+    assert replay_checked(rt, outer, rewrite, check, replays=REPLAYS // 4) == REPLAYS // 4
+
+
 def test_graph_dropped_after_replay_still_completes(rt, needs_mapped):
     send, recv = rt.empty(COUNT, "float32"), rt.empty(COUNT, "float32")
     s, r = np.from_dlpack(send), np.from_dlpack(recv)
