@@ -4,6 +4,7 @@
 
 #include "array.hpp"
 #include "device_context.hpp"
+#include "graph.hpp"
 #include "interrupt.hpp"
 #include "runtime.hpp"
 #include "team.hpp"
@@ -24,6 +25,7 @@ NB_MODULE(_tessera, m) {
   tp::bind_errors(m);
   tp::bind_array(m);
   tp::bind_team(m);
+  tp::bind_graph(m);
   tp::bind_runtime(m);
   nanobind::module_ ops =
       m.def_submodule("ops", "Collectives on teams and fused compute-communication ops.");

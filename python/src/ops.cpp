@@ -54,6 +54,7 @@ struct Owned {
   }
   void free() {
     get("free");
+    state->check_not_capturing("free");
     lifetime->live = false;
     state->synchronize();
     op.reset();
@@ -121,6 +122,15 @@ template <class Op, class... Args>
 std::shared_ptr<Op> make_op(Args&&... args) {
   nb::gil_scoped_release unlocked;
   return std::make_shared<Op>(std::forward<Args>(args)...);
+}
+
+// The handle's row count, which the stream's dispatch wrote: refused while a capture is open
+// (the captured dispatch has not run, so the host would read an older dispatch's count).
+std::size_t moe_rows(const PyMoeHandle& h, const char* what) {
+  if (!h.lifetime->usable())
+    fail(ErrorCode::invalid_argument, h.pe, "MoeHandle: its MoeBuffer was freed");
+  h.lifetime->state->check_not_capturing(what);
+  return h.handle.rows();
 }
 
 // A view of MoE output memory (heap, owned by the MoeBuffer) as a tessera.Array.
@@ -382,10 +392,11 @@ void bind_ops(nb::module_& m) {
       "rt.synchronize() and until the next dispatch.")
       .def_prop_ro("tokens", [](const PyMoeHandle& h) { return h.handle.tokens; })
       .def_prop_ro("local_experts", [](const PyMoeHandle& h) { return h.handle.local_experts; })
-      .def_prop_ro("rows", [](const PyMoeHandle& h) { return h.handle.rows(); })
+      .def_prop_ro("rows", [](const PyMoeHandle& h) { return moe_rows(h, "MoeHandle.rows"); })
       .def_prop_ro("expert_x",
                    [](const PyMoeHandle& h) {
-                     return moe_view(h, h.handle.expert_x, {h.handle.rows(), h.handle.hidden},
+                     return moe_view(h, h.handle.expert_x,
+                                     {moe_rows(h, "MoeHandle.expert_x"), h.handle.hidden},
                                      moe_name(h.handle.dtype));
                    })
       .def_prop_ro("expert_counts",
@@ -401,18 +412,20 @@ void bind_ops(nb::module_& m) {
                    })
       .def_prop_ro("src_pe",
                    [](const PyMoeHandle& h) {
-                     return moe_view(h, h.handle.src_pe, {h.handle.rows()}, "int32");
+                     return moe_view(h, h.handle.src_pe, {moe_rows(h, "MoeHandle.src_pe")},
+                                     "int32");
                    })
       .def_prop_ro("src_token",
                    [](const PyMoeHandle& h) {
-                     return moe_view(h, h.handle.src_token, {h.handle.rows()}, "int32");
+                     return moe_view(h, h.handle.src_token, {moe_rows(h, "MoeHandle.src_token")},
+                                     "int32");
                    })
       .def_prop_ro("slot",
                    [](const PyMoeHandle& h) {
-                     return moe_view(h, h.handle.slot, {h.handle.rows()}, "int32");
+                     return moe_view(h, h.handle.slot, {moe_rows(h, "MoeHandle.slot")}, "int32");
                    })
       .def_prop_ro("weight", [](const PyMoeHandle& h) {
-        return moe_view(h, h.handle.weight, {h.handle.rows()}, "float32");
+        return moe_view(h, h.handle.weight, {moe_rows(h, "MoeHandle.weight")}, "float32");
       });
 
   nb::class_<PyMoe>(
@@ -455,6 +468,11 @@ void bind_ops(nb::module_& m) {
           "expert_alignment"_a = 1, "max_blocks"_a = 4)
       .def_prop_ro("local_experts",
                    [](PyMoe& self) { return self.get("MoeBuffer").local_experts(); })
+      .def_prop_ro(
+          "expert_capacity",
+          [](PyMoe& self) { return self.get("MoeBuffer").config().expert_capacity; },
+          "The most expert rows a dispatch can leave on this PE (padding included): the rows a "
+          "combine's expert_out needs inside a capture.")
       .def(
           "dispatch",
           [](PyMoe& self, nb::handle x, nb::handle topk_idx, nb::handle topk_weight) {
@@ -499,8 +517,9 @@ void bind_ops(nb::module_& m) {
           },
           "x"_a, "topk_idx"_a, "topk_weight"_a,
           "Collective, stream-ordered: sends each token to its top-k experts' PEs. Read the "
-          "handle's "
-          "arrays after rt.synchronize().")
+          "handle's arrays after rt.synchronize(). Captured, the handle describes every replay "
+          "(its arrays hold the latest replay's results); its rows and row arrays raise while "
+          "the capture is open.")
       .def(
           "combine",
           [](PyMoe& self, const PyMoeHandle& h, nb::handle expert_out, nb::handle y) {
@@ -509,8 +528,23 @@ void bind_ops(nb::module_& m) {
             const char* dt = moe_name(op.config().dtype);
             Buffer ob = buffer_of(expert_out, false, "MoeBuffer.combine (expert_out)", rt.pe());
             Buffer yb = buffer_of(y, true, "MoeBuffer.combine (y)", rt.pe());
-            expect(ob, h.handle.rows(), h.handle.hidden, dt, "MoeBuffer.combine", "expert_out",
-                   rt.pe());
+            if (rt.stream().capturing()) {
+              // The captured dispatch has not run: its row count is not known yet, and every
+              // replay may have another. expert_out must fit the most rows any dispatch makes.
+              const std::size_t most = op.config().expert_capacity * h.handle.hidden;
+              if (ob.shape.empty() || ob.shape.back() != h.handle.hidden || !is(ob.dtype, dt) ||
+                  ob.nbytes < most * ob.dtype.itemsize()) {
+                fail(ErrorCode::invalid_argument, rt.pe(),
+                     "MoeBuffer.combine: inside a capture expert_out must be (expert_capacity = " +
+                         std::to_string(op.config().expert_capacity) + ", " +
+                         std::to_string(h.handle.hidden) + ") " + dt +
+                         " or larger (a replay's row count is known only when it runs), got " +
+                         ob.describe());
+              }
+            } else {
+              expect(ob, h.handle.rows(), h.handle.hidden, dt, "MoeBuffer.combine", "expert_out",
+                     rt.pe());
+            }
             expect(yb, h.handle.tokens, h.handle.hidden, dt, "MoeBuffer.combine", "y", rt.pe());
             if (op.config().dtype == ops::MoeDtype::f32) {
               op.combine(rt.stream(), h.handle, static_cast<const float*>(ob.data),
@@ -523,7 +557,8 @@ void bind_ops(nb::module_& m) {
           },
           "handle"_a, "expert_out"_a, "y"_a,
           "Collective, stream-ordered: y[t] = sum_k w[t,k] * expert_out[row of (t,k)], accumulated "
-          "in fp32.")
+          "in fp32. expert_out is (handle.rows, hidden); inside a capture, where the rows are "
+          "not known yet, (expert_capacity, hidden) or larger.")
       .def("free", &PyMoe::free, "Collective: waits for the stream, frees the buffers.")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyMoe& self, nb::args) {

@@ -15,6 +15,7 @@
 #include "device_context.hpp"
 #include "dtype.hpp"
 #include "fill.hpp"
+#include "graph.hpp"
 #include "team.hpp"
 #include "tessera/job_report.hpp"
 #include "tessera/stream_rma.hpp"
@@ -211,7 +212,21 @@ void bind_runtime(nb::module_& m) {
           "it.")
       .def(
           "synchronize", [](const PyRuntime& s) { s.state->synchronize(); },
-          "Waits for the work enqueued on this PE's stream (ops); raises its first failure.")
+          "Waits for the work enqueued on this PE's stream (ops, graph replays); raises its first "
+          "failure. Inside `with rt.capture()` it raises InvalidArgumentError (nothing there "
+          "has run).")
+      .def_prop_ro(
+          "stream", [](const PyRuntime& s) { return PyStream{s.state}; },
+          "This PE's stream: every tessera.ops call enqueues on it, in call order; "
+          "rt.synchronize() waits for it. rt.capture(rt.stream) records it.")
+      .def("capture", &make_capture, "stream"_a.none() = nb::none(),
+           "A context manager: `with rt.capture() as g:` records the tessera.ops calls made "
+           "on `stream` (default, and only choice: rt.stream) in the block instead of running "
+           "them; leaving the block ends the capture and g.replay() runs the calls again. An "
+           "exception in the block ends the capture, discards the graph and goes on. "
+           "rt.synchronize() and the calls that wait for the stream raise InvalidArgumentError "
+           "inside the block, as does an op's first call for a new shape or team (it agrees "
+           "with the other PEs on the host: make that call once before the capture).")
       .def(
           "finalize", [](const PyRuntime& s) { s.state->finalize(); },
           "Collective: ends the runtime; its arrays become unusable. Safe to call twice.")
@@ -279,6 +294,7 @@ void bind_runtime(nb::module_& m) {
           [](const PyRuntime& s, nb::handle sig, std::uint64_t value, int pe,
              const std::string& op) {
             Runtime& rt = s.rt();
+            s.state->check_not_capturing("signal");
             Buffer b = buffer_of(sig, true, "signal", rt.pe());
             if (op != "set" && op != "add")
               fail(ErrorCode::invalid_argument, rt.pe(), "signal: op must be 'set' or 'add'");
@@ -296,6 +312,7 @@ void bind_runtime(nb::module_& m) {
           [](const PyRuntime& s, nb::handle sig, const std::string& cmp, std::uint64_t value,
              std::optional<double> timeout) {
             Runtime& rt = s.rt();
+            s.state->check_not_capturing("wait_until");
             Buffer b = buffer_of(sig, false, "wait_until", rt.pe());
             // The value the wait saw, written by the stream's work: held like its other
             // arguments, so an interrupted synchronize cannot leave the wait writing freed memory.
@@ -318,6 +335,7 @@ void bind_runtime(nb::module_& m) {
           "device_barrier",
           [](const PyRuntime& s, std::optional<double> timeout) {
             Runtime& rt = s.rt();
+            s.state->check_not_capturing("device_barrier");
             barrier_on_stream(rt.stream(), context_with(rt, timeout));
             s.state->synchronize("device_barrier");
           },

@@ -38,10 +38,15 @@ struct RuntimeState {
 
   // Throws Error(invalid_argument) once finalize ran.
   void check_alive(const char* what) const;
+  // Throws Error(invalid_argument) while the stream is capturing (`with rt.capture()`): for the
+  // calls that wait for the stream, whose waiting would see nothing run.
+  void check_not_capturing(const char* what) const;
   // Blocks (GIL released) until the stream's work is done, then lets go of its arguments.
   // Ctrl-C during it aborts the job (interrupt.hpp); `what` names the call in the message.
+  // During a capture it raises (check_not_capturing) and keeps the arguments, which the graph
+  // takes when the capture ends.
   void synchronize(const char* what = "synchronize");
-  // Collective; safe to call twice.
+  // Collective; safe to call twice. A capture still open is ended and its work dropped.
   void finalize();
 };
 
