@@ -11,9 +11,11 @@
 # Steps: machine facts and MPS -> configure + build for sm_90 only, all cores, only the targets
 # below (build time printed) -> preflight (tessera-info --gpu) -> every GPU test program with 2
 # and 4 PEs on the one GPU, each gtest case its own job (tests/gpu/run_gpu_cases.sh), each
-# program under its own timeout, per-program times -> tessera-bench put, signal, all_gather,
-# ag_gemm on cuda. A failing step never stops the later ones; a step that would overrun the
-# slot is skipped and says so. At most 8 files in $OUT; the last line printed (and the last
+# program under its own timeout, per-program times; gpu_graphs_test is the capture-and-replay
+# program (CUDA graphs, 1000 replays per case with MPS, 200 without) -> tessera-bench put,
+# signal, all_gather --graph, all_reduce --graph, ag_gemm on cuda (--graph: each call also
+# captured once and timed as replays). A failing step never stops the later ones; a step that
+# would overrun the slot is skipped and says so. At most 8 files in $OUT; the last line printed (and the last
 # line of $OUT/summary.txt) is the summary. Exit status 0 only when every step passed.
 set -u
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,7 +49,9 @@ step() {
   local name="$1" cap="$2" reserve="$3" log="$4"
   shift 4
   local prog="$1"
-  [ "$prog" = bash ] && prog="${!#}"  # a test program run through run_gpu_cases.sh: the last arg
+  # A test program run through run_gpu_cases.sh (bash SCRIPT RUNNER NP LIMIT PROGRAM FILTER):
+  # PROGRAM, not the filter after it.
+  [ "$prog" = bash ] && prog="${6:-}"
   if [[ "$prog" == */* && ! -x "$prog" ]]; then
     note "step $name: FAILED, not built ($prog missing)"
     failed_steps+=("$name")
@@ -109,7 +113,8 @@ note "MPS: $mps"
 #    examples, MPI, fabric or Python; the host-backend suites are not built).
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-gpu_tests=(gpu_runtime_test gpu_ops_test gpu_litmus_test gpu_stress_test gpu_device_suites_test)
+gpu_tests=(gpu_runtime_test gpu_ops_test gpu_litmus_test gpu_stress_test gpu_device_suites_test
+  gpu_graphs_test)
 # The cases each program runs here. The typed suites have 64 cases (a job each, processes
 # starting on a GPU shared by 2-4 of them): their 32 Block, atomic and one-thread calls cases are
 # what fits the slot; the Thread and Warp cases of the same kernels run in a longer session
@@ -118,9 +123,19 @@ cases_of() {
   case "$1" in
     gpu_device_suites_test)
       echo '*_Block_*:*Atomic_*:*Calls_ScalarPAndG*:*Calls_Tests*:*Calls_Epoch*:*Calls_Float*' ;;
+    gpu_graphs_test) echo 'CudaGraphs.*' ;;  # all 12 cases
     *) echo '*' ;;
   esac
 }
+# gpu_graphs_test's replays per case (TESSERA_GRAPH_REPLAYS, the program's default 1000): each
+# replay is a graph launch, a stream synchronize and host copies in and out, and without MPS each
+# of its cross-PE handshakes waits for a context switch, so 200 there.
+if [[ "$mps" == "not started"* ]]; then
+  export TESSERA_GRAPH_REPLAYS="${TESSERA_GRAPH_REPLAYS:-200}"
+else
+  export TESSERA_GRAPH_REPLAYS="${TESSERA_GRAPH_REPLAYS:-1000}"
+fi
+note "gpu_graphs_test: $TESSERA_GRAPH_REPLAYS replays per case"
 build_t0=$SECONDS
 : >"$build_log"
 step configure 90 300 "$build_log" cmake -S . -B "$build" "${generator[@]}" \
@@ -152,12 +167,17 @@ for np in 2 4; do
   done
 done
 
-# 5. Benchmarks on the cuda backend, 2 PEs on the one GPU.
+# 5. Benchmarks on the cuda backend, 2 PEs on the one GPU. --graph: the collectives' calls are
+#    also captured once and replayed (rows <variant>/graph, with ordinary_us and replay_speedup);
+#    all_reduce at 3 sizes only (5 algorithms, twice each), to stay within its 45 s.
 : >"$bench_log"
-for b in put signal all_gather ag_gemm; do
+benches=("put" "signal" "all_gather --graph" "all_reduce --graph --sizes 4096,262144,4194304"
+  "ag_gemm")
+for b in "${benches[@]}"; do
+  read -r -a args <<<"$b"
   echo "== tessera-bench $b on cuda, 2 PEs" >>"$bench_log"
-  TESSERA_BACKEND=cuda step "bench-$b" 45 0 "$bench_log" "$bin/tessera-run" -np 2 --timeout 40 \
-    "$bin/tessera-bench" "$b" --json
+  TESSERA_BACKEND=cuda step "bench-${args[0]}" 45 0 "$bench_log" "$bin/tessera-run" -np 2 \
+    --timeout 40 "$bin/tessera-bench" "${args[@]}" --json
 done
 
 total=$((SECONDS - start_s))
