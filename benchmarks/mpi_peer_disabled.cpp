@@ -40,7 +40,7 @@ PeerTimes gemm_then_allgather_columns(int, int, const std::function<void()>&, co
 
 MoePeerTimes moe(int, int, const void*, const std::vector<std::vector<int>>&, const MoeRouting&,
                  std::size_t, std::size_t, int, int) {
-  return {{{}, kReason}, {{}, kReason}, {{}, kReason}};
+  return {{{}, kReason}, {{}, kReason}, {{}, kReason}, {}};
 }
 
 }  // namespace tessera::bench::peer
